@@ -1,0 +1,311 @@
+// Package config owns a run's configuration: the profile options with their
+// AIPerf-compatible flag names and defaults, their validation, and the
+// redaction of secrets before the configuration is written anywhere.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Endpoint types llmbench can benchmark.
+const (
+	EndpointChat        = "chat"
+	EndpointCompletions = "completions"
+)
+
+// Request-rate modes.
+const (
+	RateConstant = "constant"
+	RatePoisson  = "poisson"
+)
+
+// Profile is the configuration of one `llmbench profile` run. Its JSON form
+// is the input_config written into the exports (after Redacted).
+type Profile struct {
+	Endpoint  Endpoint  `json:"endpoint"`
+	Input     Input     `json:"input"`
+	Loadgen   Loadgen   `json:"loadgen"`
+	Tokenizer Tokenizer `json:"tokenizer"`
+	Output    Output    `json:"output"`
+	// CLICommand is the command line that started the run; set it from
+	// CommandLine(RedactArgs(args)) so it never holds a secret.
+	CLICommand string `json:"cli_command,omitempty"`
+}
+
+// Endpoint says where and how requests are sent.
+type Endpoint struct {
+	ModelNames []string `json:"model_names"`
+	Type       string   `json:"type"`
+	// Custom overrides the endpoint type's default path.
+	Custom    string `json:"custom_endpoint,omitempty"`
+	Streaming bool   `json:"streaming"`
+	// URL is the server's base URL; empty means the built-in simulated server.
+	URL            string        `json:"url"`
+	Mock           bool          `json:"mock,omitempty"`
+	RequestTimeout time.Duration `json:"-"`
+	TimeoutSeconds float64       `json:"timeout"`
+	APIKey         string        `json:"api_key,omitempty"`
+	Headers        []string      `json:"headers,omitempty"`
+	ExtraInputs    []string      `json:"extra_inputs,omitempty"`
+}
+
+// Input describes the dataset.
+type Input struct {
+	RandomSeed        *int64 `json:"random_seed"`
+	NumDatasetEntries int    `json:"num_dataset_entries"`
+	Prompt            Prompt `json:"prompt"`
+}
+
+// Prompt holds the synthetic prompt's token-length distributions.
+type Prompt struct {
+	InputTokens  Distribution `json:"input_tokens"`
+	OutputTokens Distribution `json:"output_tokens"`
+}
+
+// Distribution is a normal distribution of a token count.
+type Distribution struct {
+	Mean   float64 `json:"mean"`
+	Stddev float64 `json:"stddev"`
+}
+
+// Loadgen describes the load: how many requests, how fast, for how long.
+type Loadgen struct {
+	Concurrency        int     `json:"concurrency,omitempty"`
+	RequestRate        float64 `json:"request_rate,omitempty"`
+	RequestRateMode    string  `json:"request_rate_mode"`
+	RequestCount       int     `json:"request_count,omitempty"`
+	WarmupRequestCount int     `json:"warmup_request_count"`
+	// BenchmarkDuration, when set, ends issuing after that long instead of
+	// after RequestCount requests.
+	BenchmarkDuration    time.Duration `json:"-"`
+	BenchmarkDurationSec float64       `json:"benchmark_duration,omitempty"`
+	GracePeriod          time.Duration `json:"-"`
+	GracePeriodSec       float64       `json:"benchmark_grace_period"`
+}
+
+// Tokenizer selects the client-side tokenizer.
+type Tokenizer struct {
+	Name                string `json:"name"`
+	UseServerTokenCount bool   `json:"use_server_token_count"`
+}
+
+// Output says where artifacts go.
+type Output struct {
+	ArtifactDir string `json:"artifact_directory"`
+	UIType      string `json:"ui_type"`
+}
+
+// Default returns the profile defaults, AIPerf's where AIPerf has one.
+func Default() Profile {
+	return Profile{
+		Endpoint: Endpoint{
+			Type:           EndpointChat,
+			RequestTimeout: 600 * time.Second,
+		},
+		Input: Input{
+			NumDatasetEntries: 100,
+			Prompt:            Prompt{InputTokens: Distribution{Mean: 550}},
+		},
+		Loadgen: Loadgen{
+			RequestRateMode: RatePoisson,
+			GracePeriod:     30 * time.Second,
+		},
+		Tokenizer: Tokenizer{Name: "builtin"},
+		Output:    Output{UIType: "simple"},
+	}
+}
+
+// Finish validates p, fills in derived defaults and returns the first
+// problem found, phrased so the user knows what to change.
+func (p *Profile) Finish() error {
+	e := &p.Endpoint
+	if len(e.ModelNames) == 0 {
+		return errors.New("--model is required (the model name the server serves)")
+	}
+	switch e.Type {
+	case EndpointChat, EndpointCompletions:
+	default:
+		return fmt.Errorf("--endpoint-type %q is not supported; use chat or completions", e.Type)
+	}
+	if e.URL == "" {
+		e.Mock = true
+	}
+	if !e.Mock {
+		u, err := NormalizeBaseURL(e.URL)
+		if err != nil {
+			return fmt.Errorf("--url: %w", err)
+		}
+		e.URL = u
+	}
+	if e.RequestTimeout <= 0 {
+		return errors.New("--request-timeout-seconds must be positive")
+	}
+	e.TimeoutSeconds = e.RequestTimeout.Seconds()
+	for _, h := range e.Headers {
+		if _, _, ok := strings.Cut(h, ":"); !ok {
+			return fmt.Errorf("--header %q must be 'Name:Value'", redactHeader(h))
+		}
+	}
+	for _, x := range e.ExtraInputs {
+		if _, _, ok := strings.Cut(x, ":"); !ok {
+			return fmt.Errorf("--extra-inputs %q must be 'name:value'", x)
+		}
+	}
+
+	l := &p.Loadgen
+	if l.Concurrency < 0 || l.RequestCount < 0 || l.WarmupRequestCount < 0 || l.RequestRate < 0 {
+		return errors.New("--concurrency, --request-count, --warmup-request-count and --request-rate cannot be negative")
+	}
+	if l.RequestRateMode != RateConstant && l.RequestRateMode != RatePoisson {
+		return fmt.Errorf("--request-rate-mode %q: use constant or poisson", l.RequestRateMode)
+	}
+	if l.Concurrency == 0 && l.RequestRate == 0 {
+		l.Concurrency = 1
+	}
+	if l.BenchmarkDuration < 0 || l.GracePeriod < 0 {
+		return errors.New("--benchmark-duration and --benchmark-grace-period cannot be negative")
+	}
+	if l.BenchmarkDuration == 0 && l.RequestCount == 0 {
+		l.RequestCount = 10
+	}
+	l.BenchmarkDurationSec = l.BenchmarkDuration.Seconds()
+	l.GracePeriodSec = l.GracePeriod.Seconds()
+
+	in := &p.Input
+	if in.NumDatasetEntries <= 0 {
+		return errors.New("--num-dataset-entries must be at least 1")
+	}
+	if in.Prompt.InputTokens.Mean < 1 || in.Prompt.InputTokens.Stddev < 0 {
+		return errors.New("--synthetic-input-tokens-mean must be at least 1 and its stddev not negative")
+	}
+	if in.Prompt.OutputTokens.Mean < 0 || in.Prompt.OutputTokens.Stddev < 0 {
+		return errors.New("--output-tokens-mean and --output-tokens-stddev cannot be negative")
+	}
+	if p.Tokenizer.Name != "builtin" {
+		return fmt.Errorf("--tokenizer %q: only the builtin tokenizer is available in this version", p.Tokenizer.Name)
+	}
+	switch p.Output.UIType {
+	case "simple", "none":
+	default:
+		return fmt.Errorf("--ui-type %q: use simple or none", p.Output.UIType)
+	}
+	if p.Output.ArtifactDir == "" {
+		p.Output.ArtifactDir = DefaultArtifactDir(*p)
+	}
+	return nil
+}
+
+// DefaultArtifactDir names the artifact folder after the run, as AIPerf does:
+// artifacts/<model>-openai-<type>-concurrency<N> (or -request_rate<R>).
+func DefaultArtifactDir(p Profile) string {
+	model := strings.NewReplacer("/", "_", "\\", "_", ":", "_", " ", "_").Replace(p.Endpoint.ModelNames[0])
+	name := fmt.Sprintf("%s-openai-%s", model, p.Endpoint.Type)
+	if p.Loadgen.RequestRate > 0 {
+		name += fmt.Sprintf("-request_rate%g", p.Loadgen.RequestRate)
+	} else {
+		name += fmt.Sprintf("-concurrency%d", p.Loadgen.Concurrency)
+	}
+	return "artifacts/" + name
+}
+
+// NormalizeBaseURL accepts host:port or a URL and returns scheme://host[:port][/path]
+// without a trailing slash.
+func NormalizeBaseURL(raw string) (string, error) {
+	s := strings.TrimSpace(raw)
+	if !strings.Contains(s, "://") {
+		s = "http://" + s
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return "", fmt.Errorf("parse %q: %w", raw, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return "", fmt.Errorf("%q: scheme must be http or https", raw)
+	}
+	if u.Host == "" {
+		return "", fmt.Errorf("%q has no host", raw)
+	}
+	u.User = nil
+	return strings.TrimRight(u.String(), "/"), nil
+}
+
+const redacted = "<redacted>"
+
+// Redacted returns a copy of p that is safe to write: the API key and the
+// values of auth-bearing headers are replaced.
+func (p Profile) Redacted() Profile {
+	if p.Endpoint.APIKey != "" {
+		p.Endpoint.APIKey = redacted
+	}
+	hs := make([]string, len(p.Endpoint.Headers))
+	for i, h := range p.Endpoint.Headers {
+		hs[i] = redactHeader(h)
+	}
+	p.Endpoint.Headers = hs
+	p.Endpoint.ModelNames = append([]string(nil), p.Endpoint.ModelNames...)
+	return p
+}
+
+// secretHeader reports whether a header's value is a credential.
+func secretHeader(name string) bool {
+	n := strings.ToLower(strings.TrimSpace(name))
+	return n == "authorization" || n == "proxy-authorization" || n == "cookie" ||
+		strings.Contains(n, "api-key") || strings.Contains(n, "apikey") ||
+		strings.Contains(n, "token") || strings.Contains(n, "secret")
+}
+
+func redactHeader(h string) string {
+	name, _, ok := strings.Cut(h, ":")
+	if ok && secretHeader(name) {
+		return name + ":" + redacted
+	}
+	return h
+}
+
+// RedactArgs returns a copy of a command line's arguments with secrets
+// redacted: the value of --api-key, and credential headers given to -H/--header.
+func RedactArgs(args []string) []string {
+	out := append([]string(nil), args...)
+	for i := 0; i < len(out); i++ {
+		name, val, hasEq := strings.Cut(out[i], "=")
+		switch name {
+		case "--api-key", "-api-key":
+			if hasEq {
+				out[i] = name + "=" + redacted
+			} else if i+1 < len(out) {
+				out[i+1] = redacted
+				i++
+			}
+		case "-H", "--header", "-header":
+			if hasEq {
+				out[i] = name + "=" + redactHeader(val)
+			} else if i+1 < len(out) {
+				out[i+1] = redactHeader(out[i+1])
+				i++
+			}
+		}
+	}
+	return out
+}
+
+// CommandLine joins arguments into a shell-like command line, quoting those
+// that need it.
+func CommandLine(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		if a == "" || strings.ContainsAny(a, " \t\"'$`\\") {
+			q[i] = strconvQuote(a)
+		} else {
+			q[i] = a
+		}
+	}
+	return strings.Join(q, " ")
+}
+
+func strconvQuote(s string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
+}

@@ -1,0 +1,164 @@
+package config
+
+import (
+	"flag"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Flags binds command-line flags to a Profile, under AIPerf's names and
+// aliases, so `aiperf profile` command lines work unchanged.
+type Flags struct {
+	fs *flag.FlagSet
+	p  *Profile
+}
+
+// BindFlags registers the profile flags on fs, writing into p (which should
+// hold Default()).
+func BindFlags(fs *flag.FlagSet, p *Profile) *Flags {
+	f := &Flags{fs: fs, p: p}
+	e, in, l := &p.Endpoint, &p.Input, &p.Loadgen
+
+	f.vars((*listValue)(&e.ModelNames), "Model name(s) to benchmark; comma-separated or repeated (required).", "model", "m", "model-names")
+	f.vars((*stringValue)(&e.URL), "Base URL of the server (host:port or http://host:port). Empty: start the built-in simulated server.", "url", "u")
+	f.vars(boolValue{&e.Mock}, "Benchmark the built-in simulated server, started in-process (the default when --url is empty).", "mock")
+	f.vars((*stringValue)(&e.Type), "Endpoint type: chat or completions.", "endpoint-type")
+	f.vars((*stringValue)(&e.Custom), "Custom endpoint path that replaces the type's default (e.g. /v1/custom).", "endpoint", "custom-endpoint")
+	f.vars(boolValue{&e.Streaming}, "Use the streaming API (Server-Sent Events).", "streaming")
+	f.vars((*secondsValue)(&e.RequestTimeout), "Timeout for each request, in seconds.", "request-timeout-seconds")
+	f.vars((*stringValue)(&e.APIKey), "API key sent as 'Authorization: Bearer <key>'; never written to artifacts.", "api-key")
+	f.vars((*appendValue)(&e.Headers), "Extra request header 'Name:Value'; repeatable.", "header", "H")
+	f.vars((*appendValue)(&e.ExtraInputs), "Extra payload field 'name:value' (value parsed as JSON when it is JSON); repeatable.", "extra-inputs")
+
+	f.vars(&seedValue{&in.RandomSeed}, "Seed for synthetic data and request timing, for reproducible runs.", "random-seed")
+	f.vars((*intValue)(&in.NumDatasetEntries), "Number of distinct synthetic prompts; requests cycle through them.", "num-dataset-entries", "conversation-num", "num-conversations", "num-sessions")
+	f.vars((*floatValue)(&in.Prompt.InputTokens.Mean), "Mean synthetic prompt length in tokens.", "synthetic-input-tokens-mean", "prompt-input-tokens-mean", "isl")
+	f.vars((*floatValue)(&in.Prompt.InputTokens.Stddev), "Standard deviation of the synthetic prompt length.", "synthetic-input-tokens-stddev", "prompt-input-tokens-stddev", "isl-stddev")
+	f.vars((*floatValue)(&in.Prompt.OutputTokens.Mean), "Mean output length in tokens, sent as max_tokens (0: not sent).", "output-tokens-mean", "prompt-output-tokens-mean", "osl")
+	f.vars((*floatValue)(&in.Prompt.OutputTokens.Stddev), "Standard deviation of the output length.", "output-tokens-stddev", "prompt-output-tokens-stddev", "osl-stddev")
+
+	f.vars((*intValue)(&l.Concurrency), "Requests kept in flight (with --request-rate: the most in flight).", "concurrency")
+	f.vars((*floatValue)(&l.RequestRate), "Requests per second to send.", "request-rate")
+	f.vars((*stringValue)(&l.RequestRateMode), "Arrival process with --request-rate: constant or poisson.", "request-rate-mode")
+	f.vars((*intValue)(&l.RequestCount), "Number of requests to measure (default 10 when no --benchmark-duration).", "request-count", "num-requests")
+	f.vars((*intValue)(&l.WarmupRequestCount), "Requests sent before measuring; excluded from metrics.", "warmup-request-count", "num-warmup-requests")
+	f.vars((*secondsValue)(&l.BenchmarkDuration), "Measure for this many seconds instead of a request count.", "benchmark-duration")
+	f.vars((*secondsValue)(&l.GracePeriod), "Seconds to wait for in-flight responses after --benchmark-duration.", "benchmark-grace-period")
+
+	f.vars((*stringValue)(&p.Tokenizer.Name), "Client tokenizer (builtin: a deterministic word tokenizer).", "tokenizer")
+	f.vars(boolValue{&p.Tokenizer.UseServerTokenCount}, "Use the server's usage token counts for ISL/OSL instead of the client tokenizer.", "use-server-token-count")
+	f.vars((*stringValue)(&p.Output.ArtifactDir), "Directory for the artifacts (default artifacts/<model>-openai-<type>-concurrency<N>).", "artifact-dir", "output-artifact-dir")
+	f.vars((*stringValue)(&p.Output.UIType), "Console output: simple (progress and final table) or none.", "ui-type", "ui")
+	return f
+}
+
+// vars registers one value under several names; the first is the canonical
+// one, the rest are listed as its aliases.
+func (f *Flags) vars(v flag.Value, usage string, names ...string) {
+	f.fs.Var(v, names[0], usage)
+	for _, alias := range names[1:] {
+		f.fs.Var(v, alias, "alias of --"+names[0])
+	}
+}
+
+type stringValue string
+
+func (s *stringValue) Set(v string) error { *s = stringValue(v); return nil }
+func (s *stringValue) String() string     { return string(*s) }
+
+type intValue int
+
+func (i *intValue) Set(v string) error {
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil {
+		return fmt.Errorf("%q is not a whole number", v)
+	}
+	*i = intValue(n)
+	return nil
+}
+func (i *intValue) String() string { return strconv.Itoa(int(*i)) }
+
+type floatValue float64
+
+func (x *floatValue) Set(v string) error {
+	n, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err != nil {
+		return fmt.Errorf("%q is not a number", v)
+	}
+	*x = floatValue(n)
+	return nil
+}
+func (x *floatValue) String() string { return strconv.FormatFloat(float64(*x), 'g', -1, 64) }
+
+type secondsValue time.Duration
+
+func (d *secondsValue) Set(v string) error {
+	n, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err != nil {
+		return fmt.Errorf("%q is not a number of seconds", v)
+	}
+	*d = secondsValue(time.Duration(n * float64(time.Second)))
+	return nil
+}
+func (d *secondsValue) String() string {
+	if d == nil {
+		return "0"
+	}
+	return strconv.FormatFloat(time.Duration(*d).Seconds(), 'g', -1, 64)
+}
+
+type boolValue struct{ b *bool }
+
+func (b boolValue) Set(v string) error {
+	x, err := strconv.ParseBool(v)
+	if err != nil {
+		return fmt.Errorf("%q is not true or false", v)
+	}
+	*b.b = x
+	return nil
+}
+func (b boolValue) String() string {
+	if b.b == nil {
+		return "false"
+	}
+	return strconv.FormatBool(*b.b)
+}
+func (b boolValue) IsBoolFlag() bool { return true }
+
+// listValue takes comma-separated values; repeating the flag appends.
+type listValue []string
+
+func (l *listValue) Set(v string) error {
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			*l = append(*l, s)
+		}
+	}
+	return nil
+}
+func (l *listValue) String() string { return strings.Join(*l, ",") }
+
+// appendValue appends each occurrence whole (header values may hold commas).
+type appendValue []string
+
+func (a *appendValue) Set(v string) error { *a = append(*a, v); return nil }
+func (a *appendValue) String() string     { return strings.Join(*a, " ") }
+
+type seedValue struct{ p **int64 }
+
+func (s *seedValue) Set(v string) error {
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if err != nil {
+		return fmt.Errorf("%q is not a whole number", v)
+	}
+	*s.p = &n
+	return nil
+}
+func (s *seedValue) String() string {
+	if s.p == nil || *s.p == nil {
+		return ""
+	}
+	return strconv.FormatInt(**s.p, 10)
+}

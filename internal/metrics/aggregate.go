@@ -1,0 +1,170 @@
+package metrics
+
+import (
+	"math"
+	"sort"
+
+	"github.com/llmbench/llmbench/internal/record"
+	"github.com/llmbench/llmbench/internal/stats"
+)
+
+// Aggregator accumulates the profiling-phase records of a run. It is not
+// safe for concurrent use; feed it from one goroutine.
+type Aggregator struct {
+	values [numRecordMetrics][]float64
+
+	valid, errors          int
+	minStart, maxEnd       int64
+	usageDiscrepancies     int
+	oslMismatches          int
+	hasUsage, hasReasoning bool
+	totalISL, totalOSL     float64
+	totalOutput            float64
+	totalReasoning         float64
+	totalErrorISL          float64
+	usagePrompt            float64
+	usageCompletion        float64
+	usageTotal             float64
+	errorCounts            map[record.Error]int
+}
+
+// NewAggregator returns an empty aggregator.
+func NewAggregator() *Aggregator {
+	return &Aggregator{minStart: math.MaxInt64, maxEnd: math.MinInt64, errorCounts: map[record.Error]int{}}
+}
+
+// Add accumulates one record and its computed values.
+func (a *Aggregator) Add(r *record.Record, v *Values) {
+	a.minStart = min(a.minStart, v.StartWall)
+	a.maxEnd = max(a.maxEnd, v.EndWall)
+	for id := range numRecordMetrics {
+		if id == InterChunkLatency {
+			a.values[id] = append(a.values[id], v.ICL...)
+		} else if !math.IsNaN(v.V[id]) {
+			a.values[id] = append(a.values[id], v.V[id])
+		}
+	}
+	if !r.Valid() {
+		a.errors++
+		a.totalErrorISL += v.V[ErrorISL]
+		a.errorCounts[*r.Err]++
+		return
+	}
+	a.valid++
+	a.totalISL += v.V[InputSequenceLength]
+	a.totalOSL += v.V[OutputSequenceLength]
+	a.totalOutput += v.V[OutputTokenCount]
+	if !math.IsNaN(v.V[ReasoningTokenCount]) {
+		a.hasReasoning = true
+		a.totalReasoning += v.V[ReasoningTokenCount]
+	}
+	if r.Usage != nil {
+		a.hasUsage = true
+		a.usagePrompt += v.V[UsagePromptTokens]
+		a.usageCompletion += v.V[UsageCompletionTokens]
+		a.usageTotal += v.V[UsageTotalTokens]
+	}
+	if v.UsageDiscrepancy {
+		a.usageDiscrepancies++
+	}
+	if v.OSLMismatch {
+		a.oslMismatches++
+	}
+}
+
+// Result is one metric's outcome: a distribution for record metrics, one
+// value for aggregate and derived metrics.
+type Result struct {
+	Def Def
+	// Dist is set for record metrics.
+	Dist *stats.Summary
+	// Value is set for aggregate and derived metrics.
+	Value float64
+}
+
+// ErrorCount is how often one distinct error happened.
+type ErrorCount struct {
+	Error record.Error
+	Count int
+}
+
+// Results are a run's metrics.
+type Results struct {
+	Metrics       []Result
+	Errors        []ErrorCount
+	RequestCount  int
+	ErrorCount    int
+	OSLMismatches int
+	// DurationSec is benchmark_duration in seconds (0 when nothing completed).
+	DurationSec float64
+}
+
+// Get returns the result with tag, if present.
+func (rs *Results) Get(tag string) (Result, bool) {
+	for _, r := range rs.Metrics {
+		if r.Def.Tag == tag {
+			return r, true
+		}
+	}
+	return Result{}, false
+}
+
+// Results computes the distributions and the aggregate and derived metrics.
+// It sorts the accumulated samples; call it once, after the last Add.
+func (a *Aggregator) Results() Results {
+	var out Results
+	for id := range numRecordMetrics {
+		if len(a.values[id]) == 0 {
+			continue
+		}
+		s := stats.Summarize(a.values[id])
+		out.Metrics = append(out.Metrics, Result{Def: RecordDefs[id], Dist: &s})
+	}
+	scalar := func(d Def, v float64) { out.Metrics = append(out.Metrics, Result{Def: d, Value: v}) }
+
+	out.RequestCount, out.ErrorCount, out.OSLMismatches = a.valid, a.errors, a.oslMismatches
+	scalar(DefRequestCount, float64(a.valid))
+	if a.errors > 0 {
+		scalar(DefErrorRequestCount, float64(a.errors))
+		scalar(DefTotalErrorISL, a.totalErrorISL)
+	}
+	if a.valid+a.errors == 0 {
+		return out
+	}
+	scalar(DefMinRequestTimestamp, float64(a.minStart))
+	scalar(DefMaxResponseTimestamp, float64(a.maxEnd))
+	// benchmark_duration = max_response_timestamp - min_request_timestamp
+	out.DurationSec = float64(a.maxEnd-a.minStart) / 1e9
+	scalar(DefBenchmarkDuration, out.DurationSec)
+	if out.DurationSec > 0 {
+		scalar(DefRequestThroughput, float64(a.valid)/out.DurationSec)
+		scalar(DefOutputTokenThroughput, a.totalOSL/out.DurationSec)
+		scalar(DefTotalTokenThroughput, (a.totalISL+a.totalOSL)/out.DurationSec)
+	}
+	scalar(DefTotalOutputTokens, a.totalOutput)
+	if a.hasReasoning {
+		scalar(DefTotalReasoningTokens, a.totalReasoning)
+	}
+	scalar(DefTotalOSL, a.totalOSL)
+	scalar(DefTotalISL, a.totalISL)
+	if a.hasUsage {
+		scalar(DefTotalUsagePrompt, a.usagePrompt)
+		scalar(DefTotalUsageCompletion, a.usageCompletion)
+		scalar(DefTotalUsageTotal, a.usageTotal)
+		scalar(DefUsageDiscrepancy, float64(a.usageDiscrepancies))
+	}
+	if len(a.values[OSLMismatchDiffPct]) > 0 {
+		scalar(DefOSLMismatchCount, float64(a.oslMismatches))
+	}
+
+	for e, n := range a.errorCounts {
+		out.Errors = append(out.Errors, ErrorCount{Error: e, Count: n})
+	}
+	sort.Slice(out.Errors, func(i, j int) bool {
+		if out.Errors[i].Count != out.Errors[j].Count {
+			return out.Errors[i].Count > out.Errors[j].Count
+		}
+		return out.Errors[i].Error.Type+out.Errors[i].Error.Message < out.Errors[j].Error.Type+out.Errors[j].Error.Message
+	})
+	return out
+}

@@ -1,0 +1,194 @@
+package metrics
+
+import (
+	"math"
+
+	"github.com/llmbench/llmbench/internal/record"
+)
+
+// Counter counts tokens in text; the client tokenizer.
+type Counter interface {
+	Count(text string) int
+}
+
+// Options tune how records are measured.
+type Options struct {
+	// UseServerTokenCount takes ISL and OSL from the server's usage instead
+	// of the client tokenizer.
+	UseServerTokenCount bool
+	// UsageDiffThresholdPct marks a usage discrepancy (default 10).
+	UsageDiffThresholdPct float64
+	// OSLMismatchPct and OSLMismatchMaxTokens set the OSL mismatch threshold
+	// min(requested*pct/100, max tokens) (defaults 5 and 50).
+	OSLMismatchPct       float64
+	OSLMismatchMaxTokens float64
+}
+
+// DefaultOptions are AIPerf's defaults.
+func DefaultOptions() Options {
+	return Options{UsageDiffThresholdPct: 10, OSLMismatchPct: 5, OSLMismatchMaxTokens: 50}
+}
+
+// Values are one record's metrics. An absent metric is NaN.
+type Values struct {
+	V [numRecordMetrics]float64
+	// ICL holds inter_chunk_latency, in ms: one value per chunk gap.
+	ICL              []float64
+	UsageDiscrepancy bool
+	OSLMismatch      bool
+	// EndWall is the record's response timestamp (request start + request
+	// latency, or the failure time), wall-clock ns.
+	StartWall, EndWall int64
+}
+
+// Has reports whether metric id has a value.
+func (v *Values) Has(id ID) bool {
+	return id != InterChunkLatency && !math.IsNaN(v.V[id]) || id == InterChunkLatency && len(v.ICL) > 0
+}
+
+const nsPerMs = 1e6
+
+func ms(ns int64) float64 { return float64(ns) / nsPerMs }
+
+// Compute measures one record with the metrics reference's formulas.
+func Compute(r *record.Record, tok Counter, clock record.Clock, opts Options) Values {
+	var v Values
+	for i := range v.V {
+		v.V[i] = math.NaN()
+	}
+	v.StartWall = clock.Wall(r.StartPerf)
+
+	isl := float64(r.InputTokens)
+	if opts.UseServerTokenCount && r.Usage != nil {
+		isl = float64(r.Usage.PromptTokens)
+	}
+	if !r.Valid() {
+		v.V[ErrorISL] = isl
+		v.EndWall = clock.Wall(r.EndPerf)
+		return v
+	}
+	v.V[InputSequenceLength] = isl
+
+	// request_latency = content_responses[-1].perf_ns - start_perf_ns
+	last := r.EndPerf
+	if n := len(r.ResponsePerfs); n > 0 {
+		last = r.ResponsePerfs[n-1]
+	}
+	latencyNs := last - r.StartPerf
+	v.V[RequestLatency] = ms(latencyNs)
+	v.EndWall = clock.Wall(last)
+
+	var outputTokens, reasoningTokens float64
+	hasReasoning := r.ReasoningText != ""
+	if opts.UseServerTokenCount && r.Usage != nil {
+		reasoningTokens = float64(r.Usage.ReasoningTokens)
+		hasReasoning = hasReasoning || r.Usage.HasReasoning
+		outputTokens = float64(r.Usage.CompletionTokens) - reasoningTokens
+	} else {
+		outputTokens = float64(tok.Count(r.OutputText))
+		if hasReasoning {
+			reasoningTokens = float64(tok.Count(r.ReasoningText))
+		}
+	}
+	osl := outputTokens + reasoningTokens
+	v.V[OutputTokenCount] = outputTokens
+	if hasReasoning {
+		v.V[ReasoningTokenCount] = reasoningTokens
+	}
+	v.V[OutputSequenceLength] = osl
+	if latencyNs > 0 {
+		v.V[E2EOutputTokenThroughput] = osl / (float64(latencyNs) / 1e9)
+	}
+
+	if r.Streaming && len(r.ResponsePerfs) > 0 {
+		ttftNs := r.ResponsePerfs[0] - r.StartPerf
+		v.V[TimeToFirstToken] = ms(ttftNs)
+		if ttftNs > 0 {
+			v.V[PrefillThroughputPerUser] = isl / (float64(ttftNs) / 1e9)
+		}
+		if r.FirstOutputPerf > 0 {
+			v.V[TimeToFirstOutputToken] = ms(r.FirstOutputPerf - r.StartPerf)
+		}
+		if n := len(r.ResponsePerfs); n >= 2 {
+			v.V[TimeToSecondToken] = ms(r.ResponsePerfs[1] - r.ResponsePerfs[0])
+			v.ICL = make([]float64, n-1)
+			for i := 1; i < n; i++ {
+				v.ICL[i-1] = ms(r.ResponsePerfs[i] - r.ResponsePerfs[i-1])
+			}
+			if osl >= 2 {
+				// (request_latency - ttft) / (osl - 1)
+				itlNs := float64(latencyNs-ttftNs) / (osl - 1)
+				v.V[InterTokenLatency] = itlNs / nsPerMs
+				if itlNs > 0 {
+					v.V[OutputTokenThroughputPerUser] = 1 / (itlNs / 1e9)
+				}
+			}
+		}
+	}
+
+	if u := r.Usage; u != nil {
+		v.V[UsagePromptTokens] = float64(u.PromptTokens)
+		v.V[UsageCompletionTokens] = float64(u.CompletionTokens)
+		v.V[UsageTotalTokens] = float64(u.TotalTokens)
+		threshold := opts.UsageDiffThresholdPct
+		diff := func(id ID, server, client float64) {
+			if client > 0 {
+				v.V[id] = math.Abs((server-client)/client) * 100
+				if v.V[id] > threshold {
+					v.UsageDiscrepancy = true
+				}
+			}
+		}
+		diff(UsagePromptTokensDiffPct, float64(u.PromptTokens), isl)
+		diff(UsageCompletionTokensDiffPct, float64(u.CompletionTokens), osl)
+		if u.HasReasoning {
+			v.V[UsageReasoningTokens] = float64(u.ReasoningTokens)
+			if hasReasoning {
+				diff(UsageReasoningTokensDiffPct, float64(u.ReasoningTokens), reasoningTokens)
+			}
+		}
+	}
+
+	if req := float64(r.RequestedOutputTokens); req > 0 {
+		v.V[OSLMismatchDiffPct] = (osl - req) / req * 100
+		threshold := math.Min(req*opts.OSLMismatchPct/100, opts.OSLMismatchMaxTokens)
+		v.OSLMismatch = math.Abs(osl-req) > threshold
+	}
+
+	computeHTTP(&v, &r.Trace)
+	return v
+}
+
+// computeHTTP derives k6-style HTTP phases from the trace. Go's GetConn to
+// GotConn spans both the pool wait and any dial, so the pool wait (blocked)
+// is that span less DNS, connect and TLS.
+func computeHTTP(v *Values, t *record.HTTPTrace) {
+	if t.GotConn == 0 || t.WroteRequest == 0 || t.FirstByte == 0 || t.LastByte == 0 {
+		return
+	}
+	span := func(a, b int64) int64 {
+		if a == 0 || b < a {
+			return 0
+		}
+		return b - a
+	}
+	dns := span(t.DNSStart, t.DNSDone)
+	connecting := span(t.ConnectStart, t.ConnectDone) + span(t.TLSStart, t.TLSDone)
+	blocked := max(0, span(t.GetConn, t.GotConn)-dns-connecting)
+	sending := span(t.GotConn, t.WroteRequest)
+	waiting := span(t.WroteRequest, t.FirstByte)
+	receiving := span(t.FirstByte, t.LastByte)
+	v.V[HTTPReqBlocked] = ms(blocked)
+	v.V[HTTPReqDNSLookup] = ms(dns)
+	v.V[HTTPReqConnecting] = ms(connecting)
+	v.V[HTTPReqSending] = ms(sending)
+	v.V[HTTPReqWaiting] = ms(waiting)
+	v.V[HTTPReqReceiving] = ms(receiving)
+	v.V[HTTPReqDuration] = ms(sending + waiting + receiving)
+	v.V[HTTPReqConnectionOverhead] = ms(blocked + dns + connecting)
+	v.V[HTTPReqTotal] = ms(blocked + dns + connecting + sending + waiting + receiving)
+	v.V[HTTPReqConnectionReused] = 0
+	if t.ConnReused {
+		v.V[HTTPReqConnectionReused] = 1
+	}
+}

@@ -1,0 +1,142 @@
+// Package metrics turns raw request records into AIPerf's client-side
+// metrics: per-record values (latencies, token counts, throughputs),
+// aggregates across records, and metrics derived from both, with the
+// formulas of the metrics reference.
+package metrics
+
+// Flag says when a metric applies and how it is shown.
+type Flag uint32
+
+// Metric flags, as in AIPerf's metrics reference.
+const (
+	StreamingOnly Flag = 1 << iota
+	ErrorOnly
+	ProducesTokensOnly
+	NoConsole
+	LargerIsBetter
+	UsageOnly
+	HTTPTraceOnly
+	NoIndividualRecords
+)
+
+// Kind is when a metric is computed.
+type Kind int
+
+// Metric kinds.
+const (
+	Record Kind = iota
+	Aggregate
+	Derived
+)
+
+// Def describes one metric.
+type Def struct {
+	Tag    string
+	Header string
+	// Unit is the unit the metric is exported and shown in.
+	Unit  string
+	Kind  Kind
+	Flags Flag
+}
+
+// Has reports whether d has every flag in f.
+func (d Def) Has(f Flag) bool { return d.Flags&f == f }
+
+// ID indexes a record metric in Values.
+type ID int
+
+// Record metric IDs. Times are stored in milliseconds, the export unit.
+const (
+	RequestLatency ID = iota
+	TimeToFirstToken
+	TimeToSecondToken
+	TimeToFirstOutputToken
+	InterTokenLatency
+	InterChunkLatency // a list per record
+	OutputTokenThroughputPerUser
+	PrefillThroughputPerUser
+	E2EOutputTokenThroughput
+	InputSequenceLength
+	OutputTokenCount
+	ReasoningTokenCount
+	OutputSequenceLength
+	UsagePromptTokens
+	UsageCompletionTokens
+	UsageTotalTokens
+	UsageReasoningTokens
+	UsagePromptTokensDiffPct
+	UsageCompletionTokensDiffPct
+	UsageReasoningTokensDiffPct
+	OSLMismatchDiffPct
+	ErrorISL
+	HTTPReqBlocked
+	HTTPReqDNSLookup
+	HTTPReqConnecting
+	HTTPReqSending
+	HTTPReqWaiting
+	HTTPReqReceiving
+	HTTPReqDuration
+	HTTPReqConnectionOverhead
+	HTTPReqTotal
+	HTTPReqConnectionReused
+	numRecordMetrics
+)
+
+// RecordDefs describes the record metrics, indexed by ID.
+var RecordDefs = [numRecordMetrics]Def{
+	RequestLatency:               {"request_latency", "Request Latency", "ms", Record, 0},
+	TimeToFirstToken:             {"time_to_first_token", "Time to First Token", "ms", Record, StreamingOnly | ProducesTokensOnly},
+	TimeToSecondToken:            {"time_to_second_token", "Time to Second Token", "ms", Record, StreamingOnly | ProducesTokensOnly},
+	TimeToFirstOutputToken:       {"time_to_first_output_token", "Time to First Output Token", "ms", Record, StreamingOnly | ProducesTokensOnly | NoConsole},
+	InterTokenLatency:            {"inter_token_latency", "Inter Token Latency", "ms", Record, StreamingOnly | ProducesTokensOnly},
+	InterChunkLatency:            {"inter_chunk_latency", "Inter Chunk Latency", "ms", Record, StreamingOnly | ProducesTokensOnly | NoConsole},
+	OutputTokenThroughputPerUser: {"output_token_throughput_per_user", "Output Token Throughput Per User", "tokens/sec/user", Record, StreamingOnly | ProducesTokensOnly | LargerIsBetter},
+	PrefillThroughputPerUser:     {"prefill_throughput_per_user", "Prefill Throughput Per User", "tokens/sec/user", Record, StreamingOnly | ProducesTokensOnly | LargerIsBetter | NoConsole},
+	E2EOutputTokenThroughput:     {"e2e_output_token_throughput", "E2E Output Token Throughput", "tokens/sec/user", Record, ProducesTokensOnly | LargerIsBetter | NoConsole},
+	InputSequenceLength:          {"input_sequence_length", "Input Sequence Length", "tokens", Record, ProducesTokensOnly},
+	OutputTokenCount:             {"output_token_count", "Output Token Count", "tokens", Record, ProducesTokensOnly | NoConsole},
+	ReasoningTokenCount:          {"reasoning_token_count", "Reasoning Token Count", "tokens", Record, ProducesTokensOnly},
+	OutputSequenceLength:         {"output_sequence_length", "Output Sequence Length", "tokens", Record, ProducesTokensOnly},
+	UsagePromptTokens:            {"usage_prompt_tokens", "Usage Prompt Tokens", "tokens", Record, UsageOnly | NoConsole},
+	UsageCompletionTokens:        {"usage_completion_tokens", "Usage Completion Tokens", "tokens", Record, UsageOnly | NoConsole},
+	UsageTotalTokens:             {"usage_total_tokens", "Usage Total Tokens", "tokens", Record, UsageOnly | NoConsole},
+	UsageReasoningTokens:         {"usage_reasoning_tokens", "Usage Reasoning Tokens", "tokens", Record, UsageOnly | NoConsole},
+	UsagePromptTokensDiffPct:     {"usage_prompt_tokens_diff_pct", "Usage Prompt Tokens Diff %", "%", Record, UsageOnly | NoConsole},
+	UsageCompletionTokensDiffPct: {"usage_completion_tokens_diff_pct", "Usage Completion Tokens Diff %", "%", Record, UsageOnly | NoConsole},
+	UsageReasoningTokensDiffPct:  {"usage_reasoning_tokens_diff_pct", "Usage Reasoning Tokens Diff %", "%", Record, UsageOnly | NoConsole},
+	OSLMismatchDiffPct:           {"osl_mismatch_diff_pct", "OSL Mismatch Diff %", "%", Record, ProducesTokensOnly | NoConsole},
+	ErrorISL:                     {"error_isl", "Error Input Sequence Length", "tokens", Record, ErrorOnly | NoConsole},
+	HTTPReqBlocked:               {"http_req_blocked", "HTTP Blocked", "ms", Record, HTTPTraceOnly | NoConsole},
+	HTTPReqDNSLookup:             {"http_req_dns_lookup", "HTTP DNS Lookup", "ms", Record, HTTPTraceOnly | NoConsole},
+	HTTPReqConnecting:            {"http_req_connecting", "HTTP Connecting", "ms", Record, HTTPTraceOnly | NoConsole},
+	HTTPReqSending:               {"http_req_sending", "HTTP Sending", "ms", Record, HTTPTraceOnly | NoConsole},
+	HTTPReqWaiting:               {"http_req_waiting", "HTTP Waiting", "ms", Record, HTTPTraceOnly | NoConsole},
+	HTTPReqReceiving:             {"http_req_receiving", "HTTP Receiving", "ms", Record, HTTPTraceOnly | NoConsole},
+	HTTPReqDuration:              {"http_req_duration", "HTTP Duration", "ms", Record, HTTPTraceOnly | NoConsole},
+	HTTPReqConnectionOverhead:    {"http_req_connection_overhead", "HTTP Connection Overhead", "ms", Record, HTTPTraceOnly | NoConsole},
+	HTTPReqTotal:                 {"http_req_total", "HTTP Total Time", "ms", Record, HTTPTraceOnly | NoConsole},
+	HTTPReqConnectionReused:      {"http_req_connection_reused", "HTTP Connection Reused", "", Record, HTTPTraceOnly | NoConsole},
+}
+
+// Aggregate and derived metric definitions, in the order they are exported.
+var (
+	DefRequestCount         = Def{"request_count", "Request Count", "requests", Aggregate, LargerIsBetter | NoIndividualRecords}
+	DefErrorRequestCount    = Def{"error_request_count", "Error Request Count", "requests", Aggregate, ErrorOnly | NoIndividualRecords}
+	DefMinRequestTimestamp  = Def{"min_request_timestamp", "Minimum Request Timestamp", "ns", Aggregate, NoConsole | NoIndividualRecords}
+	DefMaxResponseTimestamp = Def{"max_response_timestamp", "Maximum Response Timestamp", "ns", Aggregate, NoConsole | NoIndividualRecords}
+	DefUsageDiscrepancy     = Def{"usage_discrepancy_count", "Usage Discrepancy Count", "requests", Aggregate, UsageOnly | NoConsole | NoIndividualRecords}
+	DefOSLMismatchCount     = Def{"osl_mismatch_count", "OSL Mismatch Count", "requests", Aggregate, NoConsole | NoIndividualRecords}
+
+	DefBenchmarkDuration     = Def{"benchmark_duration", "Benchmark Duration", "sec", Derived, NoConsole}
+	DefRequestThroughput     = Def{"request_throughput", "Request Throughput", "requests/sec", Derived, LargerIsBetter}
+	DefOutputTokenThroughput = Def{"output_token_throughput", "Output Token Throughput", "tokens/sec", Derived, ProducesTokensOnly | LargerIsBetter}
+	DefTotalTokenThroughput  = Def{"total_token_throughput", "Total Token Throughput", "tokens/sec", Derived, ProducesTokensOnly | LargerIsBetter | NoConsole}
+	DefTotalOutputTokens     = Def{"total_output_tokens", "Total Output Tokens", "tokens", Derived, ProducesTokensOnly | NoConsole}
+	DefTotalReasoningTokens  = Def{"total_reasoning_tokens", "Total Reasoning Tokens", "tokens", Derived, ProducesTokensOnly | NoConsole}
+	DefTotalOSL              = Def{"total_osl", "Total Output Sequence Length", "tokens", Derived, ProducesTokensOnly | NoConsole}
+	DefTotalISL              = Def{"total_isl", "Total Input Sequence Length", "tokens", Derived, ProducesTokensOnly | NoConsole}
+	DefTotalUsagePrompt      = Def{"total_usage_prompt_tokens", "Total Usage Prompt Tokens", "tokens", Derived, UsageOnly | NoConsole}
+	DefTotalUsageCompletion  = Def{"total_usage_completion_tokens", "Total Usage Completion Tokens", "tokens", Derived, UsageOnly | NoConsole}
+	DefTotalUsageTotal       = Def{"total_usage_total_tokens", "Total Usage Total Tokens", "tokens", Derived, UsageOnly | NoConsole}
+	DefTotalErrorISL         = Def{"total_error_isl", "Total Error Input Sequence Length", "tokens", Derived, ErrorOnly | NoConsole}
+)

@@ -1,0 +1,400 @@
+package mockserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/llmbench/llmbench/internal/tokenizer"
+)
+
+// DefaultModel is the model the server lists at /v1/models. It answers
+// requests for any model name.
+const DefaultModel = "mock-model"
+
+// state is the server's live load, read by the metrics.
+type state struct {
+	running, waiting atomic.Int64
+	kvTokens         atomic.Int64
+	kvCapacity       int64
+}
+
+// Server is a simulated LLM server. Create it with New; serve it with
+// Handler, Serve or Start.
+type Server struct {
+	cfg     Config
+	tok     tokenizer.Builtin
+	state   state
+	seq     atomic.Uint64
+	slots   chan struct{} // nil when MaxNumSeqs is 0
+	engine  engineMetrics
+	metrics http.Handler
+	mux     *http.ServeMux
+}
+
+// New makes a server from cfg.
+func New(cfg Config) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg}
+	s.state.kvCapacity = int64(cfg.KVCacheTokens)
+	if cfg.MaxNumSeqs > 0 {
+		s.slots = make(chan struct{}, cfg.MaxNumSeqs)
+	}
+	reg := prometheus.NewRegistry()
+	s.engine = newVLLMMetrics(reg, DefaultModel, &s.state)
+	s.metrics = promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+
+	s.mux = http.NewServeMux()
+	s.mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, apiChat) })
+	s.mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, apiCompletions) })
+	s.mux.HandleFunc("GET /v1/models", s.models)
+	s.mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+	s.mux.Handle("GET /metrics", s.metrics)
+	return s, nil
+}
+
+// Handler serves the OpenAI-compatible API, /health and /metrics.
+func (s *Server) Handler() http.Handler { return s.mux }
+
+// Requests is the number of generation requests received so far.
+func (s *Server) Requests() uint64 { return s.seq.Load() }
+
+// Start serves on addr (for example "127.0.0.1:0") until ctx ends or stop is
+// called, and returns the base URL it listens on.
+func (s *Server) Start(ctx context.Context, addr string) (baseURL string, stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", nil, fmt.Errorf("mock server listen on %s: %w", addr, err)
+	}
+	srv := &http.Server{Handler: s.mux, ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = srv.Serve(ln)
+	}()
+	stopCtx, cancel := context.WithCancel(ctx)
+	go func() {
+		<-stopCtx.Done()
+		_ = srv.Close()
+	}()
+	stop = func() {
+		cancel()
+		<-done
+	}
+	return "http://" + ln.Addr().String(), stop, nil
+}
+
+type api int
+
+const (
+	apiChat api = iota
+	apiCompletions
+)
+
+type generateRequest struct {
+	Model    string `json:"model"`
+	Messages []struct {
+		Content json.RawMessage `json:"content"`
+	} `json:"messages"`
+	Prompt              json.RawMessage `json:"prompt"`
+	MaxTokens           *int            `json:"max_tokens"`
+	MaxCompletionTokens *int            `json:"max_completion_tokens"`
+	Stream              bool            `json:"stream"`
+	StreamOptions       *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+}
+
+// promptText gathers the text of a message content or prompt, which may be a
+// string, a list of strings, or a list of {"type":"text","text":...} parts.
+func promptText(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var list []json.RawMessage
+	if json.Unmarshal(raw, &list) != nil {
+		return ""
+	}
+	out := ""
+	for _, item := range list {
+		var part struct {
+			Text string `json:"text"`
+		}
+		if json.Unmarshal(item, &s) == nil {
+			out += s + " "
+		} else if json.Unmarshal(item, &part) == nil {
+			out += part.Text + " "
+		}
+	}
+	return out
+}
+
+func writeError(w http.ResponseWriter, code int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": msg, "type": http.StatusText(code), "code": code}})
+	_, _ = w.Write(b)
+}
+
+func (s *Server) generate(w http.ResponseWriter, r *http.Request, kind api) {
+	arrival := time.Now()
+	seq := s.seq.Add(1)
+	var req generateRequest
+	if err := json.NewDecoder(io.LimitReader(r.Body, 64<<20)).Decode(&req); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid JSON body: "+err.Error())
+		return
+	}
+	if every(s.cfg.ErrorEvery, seq) {
+		writeError(w, http.StatusInternalServerError, "simulated internal server error")
+		return
+	}
+	var prompt string
+	if kind == apiChat {
+		for _, m := range req.Messages {
+			prompt += promptText(m.Content) + " "
+		}
+	} else {
+		prompt = promptText(req.Prompt)
+	}
+	promptTokens := s.tok.Count(prompt)
+
+	rng := rand.New(rand.NewPCG(s.cfg.Seed, seq))
+	outTokens, reason := 0, "length"
+	switch {
+	case req.MaxCompletionTokens != nil && *req.MaxCompletionTokens > 0:
+		outTokens = *req.MaxCompletionTokens
+	case req.MaxTokens != nil && *req.MaxTokens > 0:
+		outTokens = *req.MaxTokens
+	default:
+		outTokens = max(1, int(math.Round(rng.NormFloat64()*s.cfg.OutputStddev+s.cfg.OutputMean)))
+		reason = "stop"
+	}
+
+	ctx := r.Context()
+	if s.slots != nil {
+		s.state.waiting.Add(1)
+		select {
+		case s.slots <- struct{}{}:
+			s.state.waiting.Add(-1)
+			defer func() { <-s.slots }()
+		case <-ctx.Done():
+			s.state.waiting.Add(-1)
+			return
+		}
+	}
+	admitted := time.Now()
+	s.state.running.Add(1)
+	defer s.state.running.Add(-1)
+	s.state.kvTokens.Add(int64(promptTokens))
+	kv := int64(promptTokens)
+	defer func() { s.state.kvTokens.Add(-kv) }()
+
+	g := &generation{
+		s: s, w: w, kind: kind, rng: rng, seq: seq, model: req.Model,
+		stream: req.Stream, includeUsage: req.StreamOptions != nil && req.StreamOptions.IncludeUsage,
+		promptTokens: promptTokens, outTokens: outTokens, reason: reason,
+		drop:    every(s.cfg.DropEvery, seq),
+		garbage: every(s.cfg.GarbageEvery, seq),
+		kv:      &kv,
+	}
+	g.run(ctx, arrival, admitted)
+}
+
+func every(n int, seq uint64) bool { return n > 0 && seq%uint64(n) == 0 }
+
+// generation is one request being answered.
+type generation struct {
+	s            *Server
+	w            http.ResponseWriter
+	kind         api
+	rng          *rand.Rand
+	seq          uint64
+	model        string
+	stream       bool
+	includeUsage bool
+	promptTokens int
+	outTokens    int
+	reason       string
+	drop         bool
+	garbage      bool
+	kv           *int64
+	buf          []byte
+}
+
+func (g *generation) jittered(mean, std time.Duration) time.Duration {
+	if std <= 0 {
+		return mean
+	}
+	return max(0, time.Duration(g.rng.NormFloat64()*float64(std))+mean)
+}
+
+func (g *generation) run(ctx context.Context, arrival, admitted time.Time) {
+	cfg := g.s.cfg
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	wait := func(until time.Time) bool {
+		d := time.Until(until)
+		if d <= 0 {
+			return ctx.Err() == nil
+		}
+		timer.Reset(d)
+		select {
+		case <-timer.C:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+
+	ids := make([]int, g.outTokens)
+	for i := range ids {
+		ids[i] = g.rng.IntN(tokenizer.VocabSize)
+	}
+	id := "cmpl-" + strconv.FormatUint(g.seq, 10)
+	if g.kind == apiChat {
+		id = "chatcmpl-" + strconv.FormatUint(g.seq, 10)
+	}
+	modelJSON, _ := json.Marshal(g.model)
+	created := strconv.FormatInt(arrival.Unix(), 10)
+
+	object := "text_completion"
+	if g.kind == apiChat {
+		object = "chat.completion.chunk"
+	}
+	flusher, _ := g.w.(http.Flusher)
+	var prefix []byte
+	if g.stream {
+		g.w.Header().Set("Content-Type", "text/event-stream")
+		g.w.Header().Set("Cache-Control", "no-cache")
+		g.w.WriteHeader(http.StatusOK)
+		prefix = fmt.Appendf(nil, `data: {"id":%q,"object":%q,"created":%s,"model":%s,"choices":[{"index":0,`, id, object, created, modelJSON)
+		if g.kind == apiChat {
+			// vLLM opens with a role-only chunk as soon as the request is admitted.
+			g.write(append(append(g.buf[:0], prefix...), `"delta":{"role":"assistant","content":""},"finish_reason":null}]}`+"\n\n"...), flusher)
+		}
+	}
+
+	next := admitted.Add(g.jittered(cfg.TTFT, cfg.TTFTJitter))
+	prev := admitted
+	for i := range g.outTokens {
+		if !wait(next) {
+			return
+		}
+		now := time.Now()
+		if i == 0 {
+			g.s.engine.firstToken(admitted.Sub(arrival).Seconds(), now.Sub(admitted).Seconds(), g.promptTokens)
+		} else {
+			g.s.engine.token(now.Sub(prev).Seconds())
+		}
+		prev = now
+		g.s.state.kvTokens.Add(1)
+		*g.kv++
+		if g.stream {
+			if g.drop && i == g.outTokens/2 {
+				panic(http.ErrAbortHandler) // closes the connection mid-stream
+			}
+			if g.garbage && i == g.outTokens/2 {
+				g.write(append(g.buf[:0], "data: {\"choices\":[{\"delta\":{\"content\":\n\n"...), flusher)
+			}
+			b := append(g.buf[:0], prefix...)
+			b = g.appendText(b, ids[i], i == 0)
+			g.write(append(b, `,"finish_reason":null}]}`+"\n\n"...), flusher)
+		}
+		next = next.Add(g.jittered(cfg.ITL, cfg.ITLJitter))
+	}
+	e2e := time.Since(arrival).Seconds()
+	g.s.engine.finished(e2e, g.promptTokens, g.outTokens, g.reason)
+
+	usage := fmt.Appendf(nil, `{"prompt_tokens":%d,"total_tokens":%d,"completion_tokens":%d}`, g.promptTokens, g.promptTokens+g.outTokens, g.outTokens)
+	if g.stream {
+		b := append(g.buf[:0], prefix...)
+		if g.kind == apiChat {
+			b = append(b, `"delta":{},"finish_reason":"`...)
+		} else {
+			b = append(b, `"text":"","finish_reason":"`...)
+		}
+		g.write(append(append(b, g.reason...), "\"}]}\n\n"...), flusher)
+		if g.includeUsage {
+			b = fmt.Appendf(g.buf[:0], `data: {"id":%q,"object":%q,"created":%s,"model":%s,"choices":[],"usage":%s}`+"\n\n", id, object, created, modelJSON, usage)
+			g.write(b, flusher)
+		}
+		g.write([]byte("data: [DONE]\n\n"), flusher)
+		return
+	}
+
+	if g.drop {
+		panic(http.ErrAbortHandler)
+	}
+	g.w.Header().Set("Content-Type", "application/json")
+	if g.garbage {
+		_, _ = g.w.Write([]byte(`{"id": "truncated", "choices": [`))
+		return
+	}
+	text := make([]byte, 0, 5*len(ids))
+	for i, tid := range ids {
+		if i > 0 {
+			text = append(text, ' ')
+		}
+		text = g.s.tok.AppendWord(text, tid)
+	}
+	var body []byte
+	if g.kind == apiChat {
+		body = fmt.Appendf(nil, `{"id":%q,"object":"chat.completion","created":%s,"model":%s,"choices":[{"index":0,"message":{"role":"assistant","content":%q},"finish_reason":%q}],"usage":%s}`,
+			id, created, modelJSON, text, g.reason, usage)
+	} else {
+		body = fmt.Appendf(nil, `{"id":%q,"object":"text_completion","created":%s,"model":%s,"choices":[{"index":0,"text":%q,"logprobs":null,"finish_reason":%q}],"usage":%s}`,
+			id, created, modelJSON, text, g.reason, usage)
+	}
+	_, _ = g.w.Write(body)
+}
+
+// appendText appends one token's text field: vocabulary words are plain
+// ASCII letters, so they need no JSON escaping.
+func (g *generation) appendText(b []byte, id int, first bool) []byte {
+	if g.kind == apiChat {
+		b = append(b, `"delta":{"content":"`...)
+	} else {
+		b = append(b, `"text":"`...)
+	}
+	if !first {
+		b = append(b, ' ')
+	}
+	b = g.s.tok.AppendWord(b, id)
+	b = append(b, '"')
+	if g.kind == apiChat {
+		b = append(b, '}')
+	}
+	return b
+}
+
+func (g *generation) write(b []byte, f http.Flusher) {
+	g.buf = b[:0]
+	if _, err := g.w.Write(b); err != nil {
+		return
+	}
+	if f != nil {
+		f.Flush()
+	}
+}
+
+func (s *Server) models(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(w, `{"object":"list","data":[{"id":%q,"object":"model","created":0,"owned_by":"llmbench"}]}`, DefaultModel)
+}

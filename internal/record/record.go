@@ -1,0 +1,124 @@
+// Package record defines the raw per-request record the HTTP client produces
+// and everything downstream reads: when a request started, when each content
+// chunk arrived, what came back, and how it failed. It computes nothing.
+package record
+
+import "time"
+
+// Phase is the benchmark phase a request belongs to.
+type Phase string
+
+// The phases, named as AIPerf names them in benchmark_phase.
+const (
+	PhaseWarmup    Phase = "warmup"
+	PhaseProfiling Phase = "profiling"
+)
+
+// Clock turns monotonic readings into nanoseconds since the run started
+// (perf time, for every duration) and, for reporting only, into wall-clock
+// epoch nanoseconds anchored at the same instant. Wall times derived this
+// way never jump with NTP.
+type Clock struct {
+	base     time.Time
+	baseWall int64
+}
+
+// NewClock starts a clock at now.
+func NewClock() Clock {
+	now := time.Now()
+	return Clock{base: now, baseWall: now.UnixNano()}
+}
+
+// ClockAt starts a clock now whose wall time reads wallNs; for tests and
+// replays that need known timestamps.
+func ClockAt(wallNs int64) Clock {
+	return Clock{base: time.Now(), baseWall: wallNs}
+}
+
+// Now is the perf time: monotonic nanoseconds since the clock started.
+func (c Clock) Now() int64 { return int64(time.Since(c.base)) }
+
+// Perf converts a time.Time carrying a monotonic reading to perf time.
+func (c Clock) Perf(t time.Time) int64 { return int64(t.Sub(c.base)) }
+
+// Wall converts a perf time to wall-clock epoch nanoseconds.
+func (c Clock) Wall(perf int64) int64 { return c.baseWall + perf }
+
+// Usage is the token usage a server reported.
+type Usage struct {
+	PromptTokens     int
+	CompletionTokens int
+	TotalTokens      int
+	ReasoningTokens  int
+	HasReasoning     bool
+}
+
+// Error describes why a request failed, in AIPerf's ErrorDetails shape.
+type Error struct {
+	Code    int    `json:"code,omitempty"`
+	Type    string `json:"type"`
+	Message string `json:"message"`
+}
+
+// Error types recorded for failed requests.
+const (
+	ErrHTTP      = "HTTPError"
+	ErrConnect   = "ConnectionError"
+	ErrTimeout   = "TimeoutError"
+	ErrCancelled = "RequestCancellationError"
+	ErrMalformed = "ResponseParseError"
+	ErrServer    = "ServerError" // an error object inside a 200 response
+)
+
+// HTTPTrace holds connection-level timestamps in perf ns; zero means the
+// event did not happen (for example no DNS lookup on a reused connection).
+type HTTPTrace struct {
+	GetConn, GotConn          int64
+	DNSStart, DNSDone         int64
+	ConnectStart, ConnectDone int64
+	TLSStart, TLSDone         int64
+	WroteRequest              int64
+	FirstByte                 int64
+	LastByte                  int64
+	ConnReused                bool
+}
+
+// Record is everything measured about one request.
+type Record struct {
+	// SessionNum is the request's index across the whole run, warm-up first.
+	SessionNum     int
+	ConversationID string
+	TurnIndex      int
+	XRequestID     string
+	Phase          Phase
+
+	// InputTokens is the prompt's length by the client tokenizer.
+	InputTokens int
+	// RequestedOutputTokens is the max_tokens sent, or 0 if none.
+	RequestedOutputTokens int
+
+	// StartPerf is when the request was handed to the transport.
+	StartPerf int64
+	// EndPerf is when the last byte (or the failure) was seen.
+	EndPerf int64
+	// ResponsePerfs are the arrival times of the content-bearing responses:
+	// each streaming chunk with non-empty text or reasoning, or the one
+	// non-streaming response.
+	ResponsePerfs []int64
+	// FirstOutputPerf is the arrival of the first non-reasoning content, or 0.
+	FirstOutputPerf int64
+
+	OutputText    string
+	ReasoningText string
+	Usage         *Usage
+
+	Trace     HTTPTrace
+	Streaming bool
+
+	Err           *Error
+	Cancelled     bool
+	CancelledPerf int64
+}
+
+// Valid reports whether the request succeeded.
+func (r *Record) Valid() bool { return r.Err == nil }
