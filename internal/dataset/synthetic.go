@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/llmbench/llmbench/internal/record"
 )
 
 // Entry is one prompt of the dataset, with the lengths it was made for.
@@ -52,7 +54,7 @@ func (s Synthetic) Generate(vocab Vocabulary) ([]Entry, error) {
 			ids = append(ids, rng.IntN(vocab.VocabSize()))
 		}
 		prompt := vocab.Decode(ids)
-		e := Entry{ConversationID: uuidFrom(rng), Prompt: prompt, InputTokens: vocab.Count(prompt)}
+		e := Entry{ConversationID: record.UUID(rng.Uint64(), rng.Uint64()), Prompt: prompt, InputTokens: vocab.Count(prompt)}
 		if s.OutputMean > 0 {
 			e.MaxTokens = SampleLength(rng, s.OutputMean, s.OutputStddev)
 		}
@@ -69,17 +71,4 @@ func SampleLength(rng *rand.Rand, mean, stddev float64) int {
 		v = rng.NormFloat64()*stddev + mean
 	}
 	return max(1, int(math.Round(v)))
-}
-
-// uuidFrom makes a version-4 UUID from rng so ids are reproducible per seed.
-func uuidFrom(rng *rand.Rand) string {
-	var b [16]byte
-	hi, lo := rng.Uint64(), rng.Uint64()
-	for i := range 8 {
-		b[i] = byte(hi >> (8 * i))
-		b[8+i] = byte(lo >> (8 * i))
-	}
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }

@@ -80,6 +80,9 @@ type Result struct {
 	Dist *stats.Summary
 	// Value is set for aggregate and derived metrics.
 	Value float64
+	// Exact holds integer values (nanosecond timestamps) that float64 would
+	// round; exporters write it instead of Value when set.
+	Exact *int64
 }
 
 // ErrorCount is how often one distinct error happened.
@@ -131,8 +134,11 @@ func (a *Aggregator) Results() Results {
 	if a.valid+a.errors == 0 {
 		return out
 	}
-	scalar(DefMinRequestTimestamp, float64(a.minStart))
-	scalar(DefMaxResponseTimestamp, float64(a.maxEnd))
+	exact := func(d Def, v int64) {
+		out.Metrics = append(out.Metrics, Result{Def: d, Value: float64(v), Exact: &v})
+	}
+	exact(DefMinRequestTimestamp, a.minStart)
+	exact(DefMaxResponseTimestamp, a.maxEnd)
 	// benchmark_duration = max_response_timestamp - min_request_timestamp
 	out.DurationSec = float64(a.maxEnd-a.minStart) / 1e9
 	scalar(DefBenchmarkDuration, out.DurationSec)

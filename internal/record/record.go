@@ -3,7 +3,10 @@
 // chunk arrived, what came back, and how it failed. It computes nothing.
 package record
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Phase is the benchmark phase a request belongs to.
 type Phase string
@@ -122,3 +125,15 @@ type Record struct {
 
 // Valid reports whether the request succeeded.
 func (r *Record) Valid() bool { return r.Err == nil }
+
+// UUID formats 128 random bits as a version-4 UUID string.
+func UUID(hi, lo uint64) string {
+	var b [16]byte
+	for i := range 8 {
+		b[i] = byte(hi >> (8 * i))
+		b[8+i] = byte(lo >> (8 * i))
+	}
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}

@@ -1,0 +1,149 @@
+package export
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/llmbench/llmbench/internal/metrics"
+	"github.com/llmbench/llmbench/internal/record"
+)
+
+// RecordWriter streams profile_export.jsonl, one line per request as it
+// completes, so an interrupted run keeps every line written so far.
+type RecordWriter struct {
+	f     *os.File
+	w     *bufio.Writer
+	clock record.Clock
+	buf   []byte
+	path  string
+}
+
+// NewRecordWriter creates dir/profile_export.jsonl.
+func NewRecordWriter(dir string, clock record.Clock) (*RecordWriter, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create artifact dir %s: %w", dir, err)
+	}
+	path := filepath.Join(dir, RecordsFile)
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("create %s: %w", path, err)
+	}
+	return &RecordWriter{f: f, w: bufio.NewWriterSize(f, 256<<10), clock: clock, path: path}, nil
+}
+
+func appendNullableNs(b []byte, clock record.Clock, perf int64) []byte {
+	if perf == 0 {
+		return append(b, "null"...)
+	}
+	return strconv.AppendInt(b, clock.Wall(perf), 10)
+}
+
+// Write appends one record's line: metadata (AIPerf's MetricRecordMetadata
+// fields), its metrics with units, and its error or null.
+func (rw *RecordWriter) Write(r *record.Record, v *metrics.Values) error {
+	b := rw.buf[:0]
+	b = append(b, `{"metadata":{"session_num":`...)
+	b = strconv.AppendInt(b, int64(r.SessionNum), 10)
+	b = append(b, `,"x_request_id":`...)
+	b = strconv.AppendQuote(b, r.XRequestID)
+	b = append(b, `,"x_correlation_id":`...)
+	b = strconv.AppendQuote(b, r.ConversationID)
+	b = append(b, `,"conversation_id":`...)
+	b = strconv.AppendQuote(b, r.ConversationID)
+	b = append(b, `,"turn_index":`...)
+	b = strconv.AppendInt(b, int64(r.TurnIndex), 10)
+	b = append(b, `,"request_start_ns":`...)
+	b = strconv.AppendInt(b, rw.clock.Wall(r.StartPerf), 10)
+	b = append(b, `,"request_ack_ns":`...)
+	ack := int64(0)
+	if r.Streaming {
+		ack = r.Trace.FirstByte
+	}
+	b = appendNullableNs(b, rw.clock, ack)
+	b = append(b, `,"request_end_ns":`...)
+	b = appendNullableNs(b, rw.clock, r.EndPerf)
+	b = append(b, `,"worker_id":"worker_0","record_processor_id":"record_processor_0","benchmark_phase":`...)
+	b = strconv.AppendQuote(b, string(r.Phase))
+	b = append(b, `,"was_cancelled":`...)
+	b = strconv.AppendBool(b, r.Cancelled)
+	b = append(b, `,"cancellation_time_ns":`...)
+	b = appendNullableNs(b, rw.clock, r.CancelledPerf)
+	b = append(b, `},"metrics":{`...)
+	first := true
+	for id, def := range metrics.RecordDefs {
+		mid := metrics.ID(id)
+		if !v.Has(mid) {
+			continue
+		}
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = strconv.AppendQuote(b, def.Tag)
+		b = append(b, `:{"value":`...)
+		if mid == metrics.InterChunkLatency {
+			b = append(b, '[')
+			for i, x := range v.ICL {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = appendFloat(b, x)
+			}
+			b = append(b, ']')
+		} else {
+			b = appendFloat(b, v.V[id])
+		}
+		b = append(b, `,"unit":`...)
+		b = strconv.AppendQuote(b, def.Unit)
+		b = append(b, '}')
+	}
+	b = append(b, `},"error":`...)
+	if r.Err == nil {
+		b = append(b, "null"...)
+	} else {
+		e, err := json.Marshal(r.Err)
+		if err != nil {
+			return fmt.Errorf("encode error of request %d: %w", r.SessionNum, err)
+		}
+		b = append(b, e...)
+	}
+	b = append(b, "}\n"...)
+	rw.buf = b
+	if _, err := rw.w.Write(b); err != nil {
+		return fmt.Errorf("write %s: %w", rw.path, err)
+	}
+	return nil
+}
+
+// Close flushes and closes the file.
+func (rw *RecordWriter) Close() error {
+	err := rw.w.Flush()
+	if cerr := rw.f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("close %s: %w", rw.path, err)
+	}
+	return nil
+}
+
+// InputSession is one dataset entry as sent.
+type InputSession struct {
+	SessionID string            `json:"session_id"`
+	Payloads  []json.RawMessage `json:"payloads"`
+}
+
+// InputsJSON renders inputs.json: {"data": [{"session_id", "payloads"}]}.
+func InputsJSON(sessions []InputSession) ([]byte, error) {
+	b, err := json.MarshalIndent(struct {
+		Data []InputSession `json:"data"`
+	}{sessions}, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encode inputs: %w", err)
+	}
+	return append(b, '\n'), nil
+}

@@ -1,0 +1,200 @@
+package schedule
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/llmbench/llmbench/internal/record"
+)
+
+// tracker records the jobs a Sender saw and the most in flight at once.
+type tracker struct {
+	mu       sync.Mutex
+	jobs     []Job
+	inFlight atomic.Int64
+	peak     atomic.Int64
+}
+
+func (tr *tracker) send(hold time.Duration) Sender {
+	return func(ctx context.Context, j Job) {
+		n := tr.inFlight.Add(1)
+		for {
+			p := tr.peak.Load()
+			if n <= p || tr.peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		select {
+		case <-time.After(hold):
+		case <-ctx.Done():
+		}
+		tr.inFlight.Add(-1)
+		tr.mu.Lock()
+		tr.jobs = append(tr.jobs, j)
+		tr.mu.Unlock()
+	}
+}
+
+func (tr *tracker) indexes(phase record.Phase) []int {
+	var out []int
+	for _, j := range tr.jobs {
+		if j.Phase == phase {
+			out = append(out, j.Index)
+		}
+	}
+	sort.Ints(out)
+	return out
+}
+
+func seq(from, n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = from + i
+	}
+	return out
+}
+
+func equal(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestConcurrencyCountAndWarmup(t *testing.T) {
+	var tr tracker
+	var phases []string
+	obs := Observer{
+		PhaseStart: func(p record.Phase, _ time.Time) { phases = append(phases, "start "+string(p)) },
+		PhaseEnd:   func(p record.Phase, _ time.Time) { phases = append(phases, "end "+string(p)) },
+	}
+	out, err := Run(context.Background(), Plan{Concurrency: 4, Count: 40, Warmup: 6}, tr.send(2*time.Millisecond), obs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Sent != 46 || out.Cancelled {
+		t.Fatalf("outcome %+v, want 46 sent, not cancelled", out)
+	}
+	if got := tr.indexes(record.PhaseWarmup); !equal(got, seq(0, 6)) {
+		t.Fatalf("warm-up indexes %v", got)
+	}
+	if got := tr.indexes(record.PhaseProfiling); !equal(got, seq(6, 40)) {
+		t.Fatalf("profiling indexes %v", got)
+	}
+	if tr.peak.Load() != 4 {
+		t.Fatalf("peak in flight %d, want exactly 4", tr.peak.Load())
+	}
+	want := []string{"start warmup", "end warmup", "start profiling", "end profiling"}
+	if len(phases) != 4 || phases[0] != want[0] || phases[3] != want[3] {
+		t.Fatalf("phases %v, want %v", phases, want)
+	}
+}
+
+func TestRateCappedByConcurrency(t *testing.T) {
+	var tr tracker
+	// 1000 req/s with 30 ms requests would want ~30 in flight; the cap is 3.
+	_, err := Run(context.Background(), Plan{Rate: 1000, Concurrency: 3, Count: 30}, tr.send(30*time.Millisecond), Observer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tr.indexes(record.PhaseProfiling); !equal(got, seq(0, 30)) {
+		t.Fatalf("indexes %v", got)
+	}
+	if p := tr.peak.Load(); p != 3 {
+		t.Fatalf("peak in flight %d, want 3", p)
+	}
+}
+
+func TestConstantRateTiming(t *testing.T) {
+	var mu sync.Mutex
+	var times []time.Time
+	start := time.Now()
+	_, err := Run(context.Background(), Plan{Rate: 100, Count: 21}, func(_ context.Context, _ Job) {
+		mu.Lock()
+		times = append(times, time.Now())
+		mu.Unlock()
+	}, Observer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Slice(times, func(i, j int) bool { return times[i].Before(times[j]) })
+	// 21 requests at 100/s: the last is sent 200 ms after the first. The
+	// schedule is absolute, so it must not drift late by more than one
+	// timer slack, however many requests there are.
+	span := times[len(times)-1].Sub(start)
+	if span < 200*time.Millisecond || span > 260*time.Millisecond {
+		t.Fatalf("21 requests at 100/s took %v, want about 200ms", span)
+	}
+}
+
+func TestPoissonIntervals(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	const n, rate = 50000, 20.0
+	var sum, sq float64
+	for range n {
+		x := Interval(rng, rate, true).Seconds()
+		sum += x
+		sq += x * x
+	}
+	mean := sum / n
+	std := math.Sqrt(sq/n - mean*mean)
+	// Exponential with mean 1/20 = 0.05 s has std 0.05 s too.
+	if math.Abs(mean-0.05) > 0.0015 || math.Abs(std-0.05) > 0.002 {
+		t.Fatalf("mean %.4f std %.4f, want 0.05 and 0.05", mean, std)
+	}
+	if got := Interval(rng, 4, false); got != 250*time.Millisecond {
+		t.Fatalf("constant interval %v, want 250ms", got)
+	}
+}
+
+func TestDurationAndGrace(t *testing.T) {
+	var tr tracker
+	start := time.Now()
+	// Requests take 1 s; issuing stops at 50 ms and in-flight requests are
+	// cancelled 50 ms later, so the run ends at about 100 ms.
+	out, err := Run(context.Background(), Plan{Concurrency: 2, Duration: 50 * time.Millisecond, Grace: 50 * time.Millisecond}, tr.send(time.Second), Observer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if el := time.Since(start); el > 600*time.Millisecond {
+		t.Fatalf("run took %v, grace did not cancel", el)
+	}
+	if out.Sent != 2 || len(tr.jobs) != 2 {
+		t.Fatalf("sent %d, recorded %d, want 2 and 2", out.Sent, len(tr.jobs))
+	}
+}
+
+func TestCancelAccountsEveryRequest(t *testing.T) {
+	var tr tracker
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(30*time.Millisecond, cancel)
+	out, err := Run(ctx, Plan{Concurrency: 3, Count: 1000, Warmup: 2}, tr.send(20*time.Millisecond), Observer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !out.Cancelled {
+		t.Fatal("want Cancelled")
+	}
+	if out.Sent != len(tr.jobs) || out.Sent == 0 || out.Sent >= 1000 {
+		t.Fatalf("sent %d, recorded %d", out.Sent, len(tr.jobs))
+	}
+}
+
+func TestValidate(t *testing.T) {
+	for _, p := range []Plan{{}, {Concurrency: 1}, {Rate: -1, Count: 1}} {
+		if p.Validate() == nil {
+			t.Errorf("plan %+v should not validate", p)
+		}
+	}
+}

@@ -1,0 +1,148 @@
+// Package ui shows a run to a person: a live progress line while it runs and
+// the final table of metrics when it ends.
+package ui
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/llmbench/llmbench/internal/metrics"
+	"github.com/llmbench/llmbench/internal/stats"
+)
+
+// Counters are the live counts a run publishes for the progress line.
+type Counters struct {
+	Sent, Completed, Errors atomic.Int64
+}
+
+// Progress prints a progress line every interval until stop is closed.
+// On a terminal the line is redrawn in place.
+func Progress(w io.Writer, c *Counters, total int, interval time.Duration, terminal bool, stop <-chan struct{}) {
+	start := time.Now()
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			if terminal {
+				fmt.Fprintln(w)
+			}
+			return
+		case <-t.C:
+			line := ProgressLine(c.Sent.Load(), c.Completed.Load(), c.Errors.Load(), total, time.Since(start))
+			if terminal {
+				fmt.Fprintf(w, "\r\033[K%s", line)
+			} else {
+				fmt.Fprintln(w, line)
+			}
+		}
+	}
+}
+
+// ProgressLine describes progress in one line.
+func ProgressLine(sent, completed, errors int64, total int, elapsed time.Duration) string {
+	done := completed + errors
+	rate := 0.0
+	if s := elapsed.Seconds(); s > 0 {
+		rate = float64(done) / s
+	}
+	of := ""
+	if total > 0 {
+		of = fmt.Sprintf("/%d (%.0f%%)", total, 100*float64(done)/float64(total))
+	}
+	return fmt.Sprintf("[%s] done %d%s  in flight %d  errors %d  %.1f req/s",
+		elapsed.Truncate(100*time.Millisecond), done, of, sent-done, errors, rate)
+}
+
+// Table renders the final results: the console metrics' distributions,
+// then their single-value metrics, then the error summary.
+func Table(rs metrics.Results, title string) string {
+	var b strings.Builder
+	header := []string{"Metric", "avg", "min", "max"}
+	header = append(header, stats.PercentileNames[:]...)
+	header = append(header, "std")
+	rows := [][]string{header}
+	for _, r := range rs.Metrics {
+		if r.Dist == nil || r.Def.Has(metrics.NoConsole) {
+			continue
+		}
+		d := r.Dist
+		row := []string{label(r.Def), num(d.Avg), num(d.Min), num(d.Max)}
+		for _, p := range d.P {
+			row = append(row, num(p))
+		}
+		rows = append(rows, append(row, num(d.Std)))
+	}
+	widths := make([]int, len(header))
+	for _, row := range rows {
+		for i, cell := range row {
+			widths[i] = max(widths[i], len([]rune(cell)))
+		}
+	}
+	total := len(widths) - 1
+	for _, w := range widths {
+		total += w + 2
+	}
+	b.WriteString(center(title, total) + "\n")
+	rule := strings.Repeat("─", total)
+	b.WriteString(rule + "\n")
+	for i, row := range rows {
+		for j, cell := range row {
+			pad := widths[j] - len([]rune(cell))
+			if j == 0 {
+				b.WriteString(" " + cell + strings.Repeat(" ", pad) + " ")
+			} else {
+				b.WriteString("  " + strings.Repeat(" ", pad) + cell)
+			}
+		}
+		b.WriteString("\n")
+		if i == 0 {
+			b.WriteString(rule + "\n")
+		}
+	}
+	b.WriteString(rule + "\n")
+	for _, r := range rs.Metrics {
+		if r.Dist != nil || (r.Def.Has(metrics.NoConsole) && r.Def.Tag != "benchmark_duration") {
+			continue
+		}
+		fmt.Fprintf(&b, " %-40s %s\n", label(r.Def), num(r.Value))
+	}
+	if len(rs.Errors) > 0 {
+		b.WriteString(rule + "\n Errors:\n")
+		for _, e := range rs.Errors {
+			fmt.Fprintf(&b, "   %6d × %s (%d): %s\n", e.Count, e.Error.Type, e.Error.Code, oneLine(e.Error.Message, 100))
+		}
+	}
+	return b.String()
+}
+
+func label(d metrics.Def) string {
+	if d.Unit == "" {
+		return d.Header
+	}
+	return d.Header + " (" + d.Unit + ")"
+}
+
+func num(v float64) string {
+	return strconv.FormatFloat(v, 'f', 2, 64)
+}
+
+func center(s string, width int) string {
+	pad := (width - len([]rune(s))) / 2
+	if pad <= 0 {
+		return s
+	}
+	return strings.Repeat(" ", pad) + s
+}
+
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}
