@@ -120,11 +120,14 @@ func ProfileJSON(s Summary) ([]byte, error) {
 		return nil, fmt.Errorf("encode error summary: %w", err)
 	}
 	field("error_summary", raw)
-	raw, err = json.MarshalIndent(s.InputConfig, "  ", "  ")
-	if err != nil {
+	var cfg bytes.Buffer
+	enc := json.NewEncoder(&cfg)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("  ", "  ")
+	if err := enc.Encode(s.InputConfig); err != nil {
 		return nil, fmt.Errorf("encode input config: %w", err)
 	}
-	field("input_config", raw)
+	field("input_config", bytes.TrimRight(cfg.Bytes(), "\n"))
 	return append(b, "\n}\n"...), nil
 }
 

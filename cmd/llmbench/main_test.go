@@ -1,0 +1,262 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+type metricJSON struct {
+	Unit string  `json:"unit"`
+	Avg  float64 `json:"avg"`
+	P50  float64 `json:"p50"`
+	Min  float64 `json:"min"`
+	Max  float64 `json:"max"`
+}
+
+type line struct {
+	Metadata struct {
+		SessionNum     int    `json:"session_num"`
+		XRequestID     string `json:"x_request_id"`
+		ConversationID string `json:"conversation_id"`
+		Phase          string `json:"benchmark_phase"`
+		StartNs        int64  `json:"request_start_ns"`
+		EndNs          *int64 `json:"request_end_ns"`
+	} `json:"metadata"`
+	Metrics map[string]struct {
+		Value json.RawMessage `json:"value"`
+		Unit  string          `json:"unit"`
+	} `json:"metrics"`
+	Error *struct {
+		Code int    `json:"code"`
+		Type string `json:"type"`
+	} `json:"error"`
+}
+
+func readArtifacts(t *testing.T, dir string) (map[string]json.RawMessage, []line) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(dir, "profile_export_aiperf.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var agg map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &agg); err != nil {
+		t.Fatalf("profile_export_aiperf.json: %v", err)
+	}
+	f, err := os.Open(filepath.Join(dir, "profile_export.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var lines []line
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		var l line
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			t.Fatalf("jsonl line %d: %v", len(lines), err)
+		}
+		lines = append(lines, l)
+	}
+	return agg, lines
+}
+
+func metric(t *testing.T, agg map[string]json.RawMessage, tag string) metricJSON {
+	t.Helper()
+	raw, ok := agg[tag]
+	if !ok {
+		t.Fatalf("profile_export_aiperf.json has no %s", tag)
+	}
+	var m metricJSON
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatalf("%s: %v", tag, err)
+	}
+	return m
+}
+
+func TestProfileEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"llmbench", "profile", "--model", "e2e/model", "--endpoint-type", "chat", "--streaming",
+		"--concurrency", "4", "--request-count", "40", "--warmup-request-count", "4",
+		"--synthetic-input-tokens-mean", "32", "--output-tokens-mean", "16", "--random-seed", "1", "--num-dataset-entries", "10",
+		"--mock-ttft-ms", "20", "--mock-itl-ms", "2", "--api-key", "sk-e2e-secret", "-H", "Authorization: Bearer sk-e2e-secret",
+		"--artifact-dir", dir, "--ui-type", "simple"}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit %d\nstderr: %s", code, stderr.String())
+	}
+	agg, lines := readArtifacts(t, dir)
+
+	// Every request sent is in the JSONL exactly once: 4 warm-up + 40.
+	if len(lines) != 44 {
+		t.Fatalf("%d JSONL lines, want 44", len(lines))
+	}
+	seen := map[int]bool{}
+	ids := map[string]bool{}
+	phases := map[string]int{}
+	for _, l := range lines {
+		seen[l.Metadata.SessionNum] = true
+		ids[l.Metadata.XRequestID] = true
+		phases[l.Metadata.Phase]++
+		if l.Error != nil {
+			t.Fatalf("request %d failed: %+v", l.Metadata.SessionNum, l.Error)
+		}
+		if l.Metadata.EndNs == nil || *l.Metadata.EndNs <= l.Metadata.StartNs {
+			t.Fatalf("request %d: end %v not after start %d", l.Metadata.SessionNum, l.Metadata.EndNs, l.Metadata.StartNs)
+		}
+		if l.Metrics["output_sequence_length"].Unit != "tokens" || string(l.Metrics["output_sequence_length"].Value) != "16" {
+			t.Fatalf("request %d: OSL %s", l.Metadata.SessionNum, l.Metrics["output_sequence_length"].Value)
+		}
+	}
+	for i := range 44 {
+		if !seen[i] {
+			t.Fatalf("session_num %d missing", i)
+		}
+	}
+	if len(ids) != 44 || phases["warmup"] != 4 || phases["profiling"] != 40 {
+		t.Fatalf("%d distinct request ids, phases %v", len(ids), phases)
+	}
+
+	// Aggregates cover the 40 profiling requests only.
+	if m := metric(t, agg, "request_count"); m.Avg != 40 || m.Unit != "requests" {
+		t.Fatalf("request_count %+v", m)
+	}
+	if m := metric(t, agg, "input_sequence_length"); m.Min != 32 || m.Max != 32 {
+		t.Fatalf("ISL %+v, want exactly 32", m)
+	}
+	if m := metric(t, agg, "output_sequence_length"); m.Min != 16 || m.Max != 16 {
+		t.Fatalf("OSL %+v, want exactly 16", m)
+	}
+	if m := metric(t, agg, "time_to_first_token"); m.Unit != "ms" || m.Avg < 20 || m.Avg > 30 {
+		t.Fatalf("TTFT %+v, want about 20 ms", m)
+	}
+	if m := metric(t, agg, "inter_token_latency"); m.Avg < 1.5 || m.Avg > 3 {
+		t.Fatalf("ITL %+v, want about 2 ms", m)
+	}
+	if m := metric(t, agg, "total_osl"); m.Avg != 640 {
+		t.Fatalf("total_osl %+v, want 40*16", m)
+	}
+	dur := metric(t, agg, "benchmark_duration").Avg
+	var minTs, maxTs struct {
+		Avg int64 `json:"avg"`
+	}
+	json.Unmarshal(agg["min_request_timestamp"], &minTs)
+	json.Unmarshal(agg["max_response_timestamp"], &maxTs)
+	if want := float64(maxTs.Avg-minTs.Avg) / 1e9; math.Abs(dur-want) > 1e-9 {
+		t.Fatalf("benchmark_duration %v, want (max-min)/1e9 = %v", dur, want)
+	}
+	if got, want := metric(t, agg, "request_throughput").Avg, 40/dur; math.Abs(got-want) > 1e-9*want {
+		t.Fatalf("request_throughput %v, want %v", got, want)
+	}
+	if got, want := metric(t, agg, "output_token_throughput").Avg, 640/dur; math.Abs(got-want) > 1e-9*want {
+		t.Fatalf("output_token_throughput %v, want %v", got, want)
+	}
+
+	csv, _ := os.ReadFile(filepath.Join(dir, "profile_export_aiperf.csv"))
+	if !bytes.HasPrefix(csv, []byte("Metric,avg,min,max,p1,p5,p10,p25,p50,p75,p90,p95,p99,std\n")) ||
+		!bytes.Contains(csv, []byte("\nRequest Count (requests),40.00\n")) {
+		t.Fatalf("csv:\n%s", csv)
+	}
+	var inputs struct {
+		Data []struct {
+			SessionID string            `json:"session_id"`
+			Payloads  []json.RawMessage `json:"payloads"`
+		} `json:"data"`
+	}
+	raw, _ := os.ReadFile(filepath.Join(dir, "inputs.json"))
+	if err := json.Unmarshal(raw, &inputs); err != nil || len(inputs.Data) != 10 {
+		t.Fatalf("inputs.json: %v, %d sessions", err, len(inputs.Data))
+	}
+	var payload struct {
+		Model     string `json:"model"`
+		MaxTokens int    `json:"max_tokens"`
+		Stream    bool   `json:"stream"`
+	}
+	if err := json.Unmarshal(inputs.Data[0].Payloads[0], &payload); err != nil || payload.Model != "e2e/model" || payload.MaxTokens != 16 || !payload.Stream {
+		t.Fatalf("first payload %+v (%v)", payload, err)
+	}
+	// Requests cycle through the dataset: request i uses entry i mod 10.
+	for _, l := range lines {
+		if want := inputs.Data[l.Metadata.SessionNum%10].SessionID; l.Metadata.ConversationID != want {
+			t.Fatalf("request %d: conversation %s, want inputs.json session %s", l.Metadata.SessionNum, l.Metadata.ConversationID, want)
+		}
+	}
+	// No secret anywhere: artifacts, stdout, stderr.
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		b, _ := os.ReadFile(filepath.Join(dir, e.Name()))
+		if bytes.Contains(b, []byte("sk-e2e-secret")) {
+			t.Fatalf("%s contains the API key", e.Name())
+		}
+	}
+	if strings.Contains(stdout.String()+stderr.String(), "sk-e2e-secret") {
+		t.Fatal("console output contains the API key")
+	}
+	if !strings.Contains(stdout.String(), "Time to First Token (ms)") || !strings.Contains(stdout.String(), "profile_export.jsonl") {
+		t.Fatalf("console table missing:\n%s", stdout.String())
+	}
+}
+
+func TestProfileErrorsAccounted(t *testing.T) {
+	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	// 35 requests: every 5th gets a 500 (7), every 7th not already failed has
+	// its connection dropped (7, 14, 21, 28: 4). 24 succeed.
+	code := run([]string{"llmbench", "profile", "-m", "m", "--concurrency", "3", "--request-count", "35", "--osl", "8",
+		"--mock-ttft-ms", "0", "--mock-itl-ms", "0", "--mock-error-every", "5", "--mock-drop-every", "7",
+		"--artifact-dir", dir, "--ui-type", "none"}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	agg, lines := readArtifacts(t, dir)
+	if len(lines) != 35 {
+		t.Fatalf("%d lines, want 35", len(lines))
+	}
+	types := map[string]int{}
+	for _, l := range lines {
+		if l.Error != nil {
+			types[l.Error.Type]++
+			if _, ok := l.Metrics["error_isl"]; !ok || len(l.Metrics) != 1 {
+				t.Fatalf("failed request %d has metrics %v, want error_isl only", l.Metadata.SessionNum, l.Metrics)
+			}
+		}
+	}
+	if types["InternalServerError"] != 7 || types["ConnectionError"] != 4 || len(types) != 2 {
+		t.Fatalf("error types %v", types)
+	}
+	if m := metric(t, agg, "request_count"); m.Avg != 24 {
+		t.Fatalf("request_count %v, want 24", m.Avg)
+	}
+	if m := metric(t, agg, "error_request_count"); m.Avg != 11 {
+		t.Fatalf("error_request_count %v, want 11", m.Avg)
+	}
+	var summary []struct {
+		Details struct {
+			Code int    `json:"code"`
+			Type string `json:"type"`
+		} `json:"error_details"`
+		Count int `json:"count"`
+	}
+	if err := json.Unmarshal(agg["error_summary"], &summary); err != nil || len(summary) != 2 || summary[0].Count != 7 || summary[0].Details.Code != 500 || summary[1].Count != 4 {
+		t.Fatalf("error_summary %s", agg["error_summary"])
+	}
+	if stdout.Len() != 0 {
+		t.Fatalf("--ui-type none printed:\n%s", stdout.String())
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"llmbench", "profile"}, &stdout, &stderr); code != exitUsage || !strings.Contains(stderr.String(), "--model is required") {
+		t.Fatalf("exit %d, stderr %q", code, stderr.String())
+	}
+	stderr.Reset()
+	if code := run([]string{"llmbench", "frobnicate"}, &stdout, &stderr); code != exitUsage || !strings.Contains(stderr.String(), "unknown command") {
+		t.Fatalf("exit %d, stderr %q", code, stderr.String())
+	}
+}

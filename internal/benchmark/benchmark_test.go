@@ -1,0 +1,103 @@
+package benchmark
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/llmbench/llmbench/internal/config"
+	"github.com/llmbench/llmbench/internal/mockserver"
+)
+
+// TestCancelWritesEverything is Ctrl-C: the run stops, requests in flight
+// are recorded as cancelled, and every artifact is still written.
+func TestCancelWritesEverything(t *testing.T) {
+	dir := t.TempDir()
+	p := config.Default()
+	p.Endpoint.ModelNames = []string{"m"}
+	p.Endpoint.Streaming = true
+	p.Loadgen.Concurrency = 4
+	p.Loadgen.RequestCount = 100000
+	p.Output.ArtifactDir = dir
+	if err := p.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	mock := mockserver.DefaultConfig()
+	mock.TTFT, mock.ITL = 5*time.Millisecond, 5*time.Millisecond
+	mock.OutputMean = 20 // ~100 ms per request
+
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(350*time.Millisecond, cancel)
+	res, err := Run(ctx, Options{Profile: p, Mock: mock, Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Summary.WasCancelled {
+		t.Fatal("want was_cancelled")
+	}
+	f, err := os.Open(filepath.Join(dir, "profile_export.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var total, cancelled int
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var l struct {
+			Metadata struct {
+				WasCancelled bool   `json:"was_cancelled"`
+				CancelNs     *int64 `json:"cancellation_time_ns"`
+			} `json:"metadata"`
+			Error *struct {
+				Code int `json:"code"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			t.Fatal(err)
+		}
+		total++
+		if l.Metadata.WasCancelled {
+			cancelled++
+			if l.Error == nil || l.Error.Code != 499 || l.Metadata.CancelNs == nil {
+				t.Fatalf("cancelled request without a 499 error and time: %s", sc.Bytes())
+			}
+		}
+	}
+	rs := res.Summary.Results
+	// 4 in flight at the cancel, each recorded as cancelled; the rest completed.
+	if cancelled != 4 || total != rs.RequestCount+rs.ErrorCount || rs.RequestCount < 4 {
+		t.Fatalf("%d lines, %d cancelled; results %d ok + %d errors", total, cancelled, rs.RequestCount, rs.ErrorCount)
+	}
+	for _, name := range []string{"profile_export_aiperf.json", "profile_export_aiperf.csv", "inputs.json"} {
+		if st, err := os.Stat(filepath.Join(dir, name)); err != nil || st.Size() == 0 {
+			t.Fatalf("%s not written: %v", name, err)
+		}
+	}
+}
+
+// TestDeadEndpoint: a server that is not there fails every request, and the
+// run still ends cleanly with each one accounted for.
+func TestDeadEndpoint(t *testing.T) {
+	dir := t.TempDir()
+	p := config.Default()
+	p.Endpoint.ModelNames = []string{"m"}
+	p.Endpoint.URL = "http://127.0.0.1:1"
+	p.Loadgen.Concurrency = 2
+	p.Loadgen.RequestCount = 6
+	p.Output.ArtifactDir = dir
+	if err := p.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), Options{Profile: p, Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := res.Summary.Results
+	if rs.RequestCount != 0 || rs.ErrorCount != 6 || len(rs.Errors) != 1 || rs.Errors[0].Error.Type != "ConnectionError" {
+		t.Fatalf("results %+v", rs)
+	}
+}

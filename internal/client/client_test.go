@@ -1,0 +1,191 @@
+package client
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/llmbench/llmbench/internal/endpoint"
+	"github.com/llmbench/llmbench/internal/record"
+)
+
+func newClient(url string, streaming bool, timeout time.Duration) *Client {
+	return New(Options{URL: url, Kind: endpoint.Chat, Streaming: streaming, Timeout: timeout, MaxConns: 4, Clock: record.NewClock(), APIKey: "sk-secret"})
+}
+
+func sseServer(t *testing.T, body func(w http.ResponseWriter, r *http.Request)) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		body(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestStreamRecordsChunks(t *testing.T) {
+	var gotAuth, gotReqID string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gotAuth, gotReqID = r.Header.Get("Authorization"), r.Header.Get("X-Request-ID")
+		f := w.(http.Flusher)
+		for _, c := range []string{
+			`{"choices":[{"delta":{"role":"assistant","content":""}}]}`,
+			`{"choices":[{"delta":{"content":"hello"}}]}`,
+			`{"choices":[{"delta":{"content":" world"}}]}`,
+			`{"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}}`,
+			`[DONE]`,
+		} {
+			io.WriteString(w, "data: "+c+"\n\n")
+			f.Flush()
+			time.Sleep(5 * time.Millisecond)
+		}
+	}))
+	defer srv.Close()
+	c := newClient(srv.URL, true, 5*time.Second)
+	rec := &record.Record{XRequestID: "req-1"}
+	c.Do(context.Background(), rec, []byte(`{}`))
+	if rec.Err != nil {
+		t.Fatalf("unexpected error %+v", rec.Err)
+	}
+	if gotAuth != "Bearer sk-secret" || gotReqID != "req-1" {
+		t.Fatalf("headers: auth %q request id %q", gotAuth, gotReqID)
+	}
+	if rec.OutputText != "hello world" || len(rec.ResponsePerfs) != 2 {
+		t.Fatalf("text %q with %d content chunks, want 'hello world' in 2", rec.OutputText, len(rec.ResponsePerfs))
+	}
+	if gap := time.Duration(rec.ResponsePerfs[1] - rec.ResponsePerfs[0]); gap < 4*time.Millisecond {
+		t.Fatalf("chunks 5ms apart were timed %v apart", gap)
+	}
+	if rec.Usage == nil || rec.Usage.TotalTokens != 5 {
+		t.Fatalf("usage %+v", rec.Usage)
+	}
+	if rec.Trace.FirstByte == 0 || rec.Trace.FirstByte > rec.ResponsePerfs[0] || rec.EndPerf < rec.ResponsePerfs[1] {
+		t.Fatalf("trace first byte %d, chunks %v, end %d out of order", rec.Trace.FirstByte, rec.ResponsePerfs, rec.EndPerf)
+	}
+}
+
+func TestErrorPaths(t *testing.T) {
+	tests := []struct {
+		name      string
+		handler   http.HandlerFunc
+		streaming bool
+		timeout   time.Duration
+		wantType  string
+		wantCode  int
+		wantMsg   string
+		partial   string
+	}{
+		{
+			name: "http 500",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				http.Error(w, `{"error":{"message":"engine dead"}}`, http.StatusInternalServerError)
+			},
+			wantType: "InternalServerError", wantCode: 500, wantMsg: "engine dead",
+		},
+		{
+			name:     "http 429",
+			handler:  func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusTooManyRequests) },
+			wantType: "TooManyRequests", wantCode: 429, wantMsg: "429 Too Many Requests",
+		},
+		{
+			name: "garbage sse",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				io.WriteString(w, "data: {\"choices\":[{\"delta\":{\"content\":\"ok\"}}]}\n\ndata: {not json\n\n")
+			},
+			streaming: true, wantType: record.ErrMalformed, wantMsg: "parse chat response", partial: "ok",
+		},
+		{
+			name: "error object mid-stream",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				io.WriteString(w, "data: {\"error\":{\"message\":\"out of memory\",\"code\":500}}\n\n")
+			},
+			streaming: true, wantType: record.ErrServer, wantMsg: "out of memory",
+		},
+		{
+			name: "dropped connection",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				io.WriteString(w, "data: {\"choices\":[{\"delta\":{\"content\":\"half\"}}]}\n\n")
+				w.(http.Flusher).Flush()
+				panic(http.ErrAbortHandler)
+			},
+			streaming: true, wantType: record.ErrConnect, wantMsg: "unexpected EOF", partial: "half",
+		},
+		{
+			name: "malformed whole body",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				io.WriteString(w, `{"choices": [`)
+			},
+			wantType: record.ErrMalformed, wantMsg: "parse chat response",
+		},
+		{
+			name: "timeout",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				// The server notices a gone client only once the body is read.
+				io.Copy(io.Discard, r.Body)
+				select {
+				case <-time.After(2 * time.Second):
+				case <-r.Context().Done():
+				}
+			},
+			timeout: 50 * time.Millisecond, wantType: record.ErrTimeout, wantCode: 408, wantMsg: "timed out after 0.05 seconds",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(tc.handler)
+			defer srv.Close()
+			timeout := tc.timeout
+			if timeout == 0 {
+				timeout = 5 * time.Second
+			}
+			rec := &record.Record{}
+			newClient(srv.URL, tc.streaming, timeout).Do(context.Background(), rec, []byte(`{}`))
+			if rec.Valid() {
+				t.Fatal("request should have failed")
+			}
+			if rec.Err.Type != tc.wantType || rec.Err.Code != tc.wantCode || !strings.Contains(rec.Err.Message, tc.wantMsg) {
+				t.Fatalf("error %+v, want type %s code %d message containing %q", rec.Err, tc.wantType, tc.wantCode, tc.wantMsg)
+			}
+			if rec.OutputText != tc.partial {
+				t.Fatalf("partial output %q, want %q", rec.OutputText, tc.partial)
+			}
+			if rec.EndPerf < rec.StartPerf {
+				t.Fatalf("end %d before start %d", rec.EndPerf, rec.StartPerf)
+			}
+		})
+	}
+}
+
+func TestConnectionRefused(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	url := srv.URL
+	srv.Close()
+	rec := &record.Record{}
+	newClient(url, false, time.Second).Do(context.Background(), rec, []byte(`{}`))
+	if rec.Valid() || rec.Err.Type != record.ErrConnect || !strings.Contains(rec.Err.Message, "refused") {
+		t.Fatalf("error %+v, want a refused ConnectionError", rec.Err)
+	}
+}
+
+func TestCancelled(t *testing.T) {
+	srv := sseServer(t, func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\n")
+		w.(http.Flusher).Flush()
+		select {
+		case <-time.After(2 * time.Second):
+		case <-r.Context().Done():
+		}
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	rec := &record.Record{}
+	newClient(srv.URL, true, 10*time.Second).Do(ctx, rec, []byte(`{}`))
+	if rec.Valid() || rec.Err.Type != record.ErrCancelled || rec.Err.Code != 499 || !rec.Cancelled || rec.CancelledPerf == 0 {
+		t.Fatalf("record %+v error %+v, want a cancellation", rec, rec.Err)
+	}
+}

@@ -1,0 +1,168 @@
+package export
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/llmbench/llmbench/internal/metrics"
+	"github.com/llmbench/llmbench/internal/record"
+	"github.com/llmbench/llmbench/internal/stats"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read golden file (run with -update to create it): %v", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("%s differs from the golden file\n got:\n%s\nwant:\n%s", name, got, want)
+	}
+}
+
+func sampleResults() metrics.Results {
+	lat := stats.Summarize([]float64{300, 500})
+	ts := int64(1_763_700_000_123_456_789)
+	end := ts + 1_500_000_000
+	return metrics.Results{
+		Metrics: []metrics.Result{
+			{Def: metrics.RecordDefs[metrics.RequestLatency], Dist: &lat},
+			{Def: metrics.DefRequestCount, Value: 2},
+			{Def: metrics.DefErrorRequestCount, Value: 1},
+			{Def: metrics.DefMinRequestTimestamp, Value: float64(ts), Exact: &ts},
+			{Def: metrics.DefMaxResponseTimestamp, Value: float64(end), Exact: &end},
+			{Def: metrics.DefBenchmarkDuration, Value: 1.5},
+			{Def: metrics.DefRequestThroughput, Value: 2 / 1.5},
+		},
+		Errors:       []metrics.ErrorCount{{Error: record.Error{Code: 500, Type: "InternalServerError", Message: `engine "0" died`}, Count: 1}},
+		RequestCount: 2, ErrorCount: 1, DurationSec: 1.5,
+	}
+}
+
+func TestProfileJSONGolden(t *testing.T) {
+	start := time.Date(2026, 11, 21, 12, 0, 0, 123456000, time.UTC)
+	s := Summary{
+		SchemaVersion: "1.0", Version: "0.1.0", BenchmarkID: "00000000-0000-4000-8000-000000000000",
+		Results: sampleResults(), Start: start, End: start.Add(1500 * time.Millisecond),
+		InputConfig: map[string]any{"endpoint": map[string]any{"model_names": []string{"m"}, "api_key": "<redacted>"}},
+	}
+	got, err := ProfileJSON(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "profile_export_aiperf.json", got)
+
+	var parsed map[string]any
+	if err := json.Unmarshal(got, &parsed); err != nil {
+		t.Fatalf("not valid JSON: %v", err)
+	}
+	lat := parsed["request_latency"].(map[string]any)
+	// p90 of {300, 500}: 300 + 0.9*200 = 480; population std 100.
+	if lat["p90"] != 480.0 || lat["std"] != 100.0 || lat["unit"] != "ms" {
+		t.Fatalf("request_latency %v", lat)
+	}
+	var exact struct {
+		Min struct {
+			Avg json.Number `json:"avg"`
+		} `json:"min_request_timestamp"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(got))
+	dec.UseNumber()
+	if err := dec.Decode(&exact); err != nil || exact.Min.Avg != "1763700000123456789" {
+		t.Fatalf("min_request_timestamp %q (%v), want the exact nanoseconds", exact.Min.Avg, err)
+	}
+}
+
+func TestProfileCSVGolden(t *testing.T) {
+	golden(t, "profile_export_aiperf.csv", ProfileCSV(sampleResults()))
+}
+
+func TestRecordWriterGolden(t *testing.T) {
+	dir := t.TempDir()
+	clock := record.ClockAt(1_763_700_000_000_000_000)
+	rw, err := NewRecordWriter(dir, clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok := &record.Record{SessionNum: 0, ConversationID: "conv-a", XRequestID: "req-a", Phase: record.PhaseProfiling,
+		Streaming: true, StartPerf: 1000, EndPerf: 301_000_000, Trace: record.HTTPTrace{FirstByte: 2_000_000}}
+	var v metrics.Values
+	for i := range v.V {
+		v.V[i] = math.NaN()
+	}
+	v.V[metrics.RequestLatency] = 300.5
+	v.V[metrics.OutputSequenceLength] = 4
+	v.ICL = []float64{50, 60.25}
+	if err := rw.Write(ok, &v); err != nil {
+		t.Fatal(err)
+	}
+	bad := &record.Record{SessionNum: 1, ConversationID: "conv-b", XRequestID: "req-b", Phase: record.PhaseWarmup,
+		StartPerf: 5000, EndPerf: 9000, Cancelled: true, CancelledPerf: 9000,
+		Err: &record.Error{Code: 499, Type: "RequestCancellationError", Message: "request was cancelled before it completed"}}
+	var ev metrics.Values
+	for i := range ev.V {
+		ev.V[i] = math.NaN()
+	}
+	ev.V[metrics.ErrorISL] = 550
+	if err := rw.Write(bad, &ev); err != nil {
+		t.Fatal(err)
+	}
+	if err := rw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, RecordsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "profile_export.jsonl", got)
+	for i, line := range bytes.Split(bytes.TrimSpace(got), []byte("\n")) {
+		if !json.Valid(line) {
+			t.Fatalf("line %d is not valid JSON: %s", i, line)
+		}
+	}
+}
+
+func TestInputsJSON(t *testing.T) {
+	got, err := InputsJSON([]InputSession{{SessionID: "s1", Payloads: []json.RawMessage{json.RawMessage(`{"model":"m"}`)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var parsed struct {
+		Data []struct {
+			SessionID string           `json:"session_id"`
+			Payloads  []map[string]any `json:"payloads"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(got, &parsed); err != nil || len(parsed.Data) != 1 || parsed.Data[0].SessionID != "s1" || parsed.Data[0].Payloads[0]["model"] != "m" {
+		t.Fatalf("inputs.json %s (%v)", got, err)
+	}
+}
+
+func TestWriteFileAtomic(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "nested", "dir")
+	if err := WriteFile(dir, "a.txt", []byte("one")); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFile(dir, "a.txt", []byte("two")); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(dir)
+	b, _ := os.ReadFile(filepath.Join(dir, "a.txt"))
+	if len(entries) != 1 || string(b) != "two" {
+		t.Fatalf("dir has %d entries, content %q; want only a.txt = two", len(entries), b)
+	}
+}
