@@ -1,0 +1,57 @@
+package ui
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/llmbench/llmbench/internal/metrics"
+	"github.com/llmbench/llmbench/internal/record"
+	"github.com/llmbench/llmbench/internal/stats"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+func TestProgressLine(t *testing.T) {
+	got := ProgressLine(30, 20, 5, 100, 2500*time.Millisecond)
+	want := "[2.5s] done 25/100 (25%)  in flight 5  errors 5  10.0 req/s"
+	if got != want {
+		t.Fatalf("got  %q\nwant %q", got, want)
+	}
+	if got := ProgressLine(3, 1, 0, 0, time.Second); got != "[1s] done 1  in flight 2  errors 0  1.0 req/s" {
+		t.Fatalf("duration mode line %q", got)
+	}
+}
+
+func TestTableGolden(t *testing.T) {
+	lat := stats.Summarize([]float64{300, 500})
+	icl := stats.Summarize([]float64{1, 2})
+	rs := metrics.Results{
+		Metrics: []metrics.Result{
+			{Def: metrics.RecordDefs[metrics.RequestLatency], Dist: &lat},
+			{Def: metrics.RecordDefs[metrics.InterChunkLatency], Dist: &icl}, // NoConsole: hidden
+			{Def: metrics.DefRequestCount, Value: 2},
+			{Def: metrics.DefBenchmarkDuration, Value: 1.5},
+			{Def: metrics.DefTotalISL, Value: 30}, // NoConsole: hidden
+		},
+		Errors: []metrics.ErrorCount{{Error: record.Error{Code: 500, Type: "InternalServerError", Message: "boom\nagain"}, Count: 3}},
+	}
+	got := Table(rs, "title")
+	path := filepath.Join("testdata", "table.txt")
+	if *update {
+		os.WriteFile(path, []byte(got), 0o644)
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Fatalf("table differs from golden file:\n%s", got)
+	}
+	if strings.Contains(got, "Inter Chunk") || strings.Contains(got, "Total Input") {
+		t.Fatal("NoConsole metrics shown")
+	}
+}
