@@ -1,0 +1,309 @@
+package scrape
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/llmbench/llmbench/internal/record"
+)
+
+// Options configure a Collector.
+type Options struct {
+	// URLs are the normalised metrics URLs to scrape.
+	URLs []string
+	// Interval between scrapes (AIPERF_SERVER_METRICS_COLLECTION_INTERVAL).
+	Interval time.Duration
+	// Flush is the wait after profiling before the final scrape
+	// (AIPERF_SERVER_METRICS_COLLECTION_FLUSH_PERIOD).
+	Flush time.Duration
+	// ReachabilityTimeout bounds the first scrape of each endpoint and every
+	// later one (AIPERF_SERVER_METRICS_REACHABILITY_TIMEOUT).
+	ReachabilityTimeout time.Duration
+	Clock               record.Clock
+	// Log receives the few lines a person should see (warnings).
+	Log io.Writer
+	// Sink receives every successful snapshot, one at a time.
+	Sink func(*Snapshot)
+}
+
+// Collector scrapes endpoints concurrently and independently: a slow or
+// dead endpoint delays neither the others nor the benchmark.
+type Collector struct {
+	opts      Options
+	hc        *http.Client
+	endpoints []*endpoint
+	sinkMu    sync.Mutex
+	logMu     sync.Mutex
+	cancel    context.CancelFunc
+	loops     sync.WaitGroup
+}
+
+type endpoint struct {
+	mu         sync.Mutex
+	configured string
+	url        string
+	disabled   bool
+	probed     bool
+	errLogged  bool
+	lastHash   uint64
+	hasHash    bool
+	info       Info
+	updates    []int64
+	latencySum int64
+}
+
+// Info is an endpoint's collection record: the endpoint_info of the JSON export.
+type Info struct {
+	URL              string
+	TotalFetches     int
+	FirstFetchNs     int64
+	LastFetchNs      int64
+	AvgFetchLatency  float64 // ms
+	UniqueUpdates    int
+	FirstUpdateNs    int64
+	LastUpdateNs     int64
+	DurationSeconds  float64
+	AvgUpdateMs      float64
+	MedianUpdateMs   *float64 // nil with fewer than 2 intervals
+	Failures         int
+	Disabled         bool
+	UpdateIntervalNs int64 // median, for the time-slice fallback; 0 when unknown
+}
+
+// NewCollector prepares a collector; nothing is fetched until Start.
+func NewCollector(opts Options) *Collector {
+	if opts.Interval <= 0 {
+		opts.Interval = 333 * time.Millisecond
+	}
+	if opts.ReachabilityTimeout <= 0 {
+		opts.ReachabilityTimeout = 10 * time.Second
+	}
+	if opts.Log == nil {
+		opts.Log = io.Discard
+	}
+	c := &Collector{opts: opts, hc: &http.Client{Transport: &http.Transport{
+		DialContext:         (&net.Dialer{Timeout: opts.ReachabilityTimeout}).DialContext,
+		MaxIdleConnsPerHost: 2,
+		IdleConnTimeout:     30 * time.Second,
+	}}}
+	seen := map[string]bool{}
+	for _, u := range opts.URLs {
+		if !seen[u] {
+			seen[u] = true
+			c.endpoints = append(c.endpoints, &endpoint{configured: u, url: u})
+		}
+	}
+	return c
+}
+
+// Configured lists the endpoints as configured.
+func (c *Collector) Configured() []string {
+	out := make([]string, len(c.endpoints))
+	for i, e := range c.endpoints {
+		out[i] = e.configured
+	}
+	return out
+}
+
+// Start tests every endpoint (the baseline scrape, bounded by the
+// reachability timeout, all at once), then scrapes each on its own
+// schedule until Finish. Unreachable or non-Prometheus endpoints are
+// disabled with one warning each.
+func (c *Collector) Start(ctx context.Context) {
+	var wg sync.WaitGroup
+	for _, e := range c.endpoints {
+		wg.Go(func() { c.scrape(ctx, e, true) })
+	}
+	wg.Wait()
+	loopCtx, cancel := context.WithCancel(ctx)
+	c.cancel = cancel
+	start := time.Now()
+	for _, e := range c.endpoints {
+		c.loops.Go(func() { c.loop(loopCtx, e, start) })
+	}
+}
+
+// Finish waits the flush period (cut short if ctx ends), stops the
+// periodic scrapes and takes the final scrape of every live endpoint.
+func (c *Collector) Finish(ctx context.Context) {
+	if c.opts.Flush > 0 {
+		t := time.NewTimer(c.opts.Flush)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+		}
+	}
+	if c.cancel != nil {
+		c.cancel()
+	}
+	c.loops.Wait()
+	// The final scrape must happen even after Ctrl-C: it is what the
+	// totals are measured to.
+	final, cancel := context.WithTimeout(context.Background(), c.opts.ReachabilityTimeout)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, e := range c.endpoints {
+		wg.Go(func() { c.scrape(final, e, false) })
+	}
+	wg.Wait()
+	c.hc.CloseIdleConnections()
+}
+
+// loop scrapes e at start + k·interval. A scrape that overruns skips the
+// ticks it missed instead of piling up, so the schedule never drifts.
+func (c *Collector) loop(ctx context.Context, e *endpoint, start time.Time) {
+	iv := c.opts.Interval
+	timer := time.NewTimer(iv)
+	defer timer.Stop()
+	for k := int64(1); ; k++ {
+		next := start.Add(time.Duration(k) * iv)
+		if late := time.Since(next); late > 0 {
+			k += int64(late / iv)
+			next = start.Add(time.Duration(k) * iv)
+			if time.Until(next) <= 0 {
+				k++
+				next = next.Add(iv)
+			}
+		}
+		timer.Reset(time.Until(next))
+		select {
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+		}
+		if !c.scrape(ctx, e, false) && e.isDisabled() {
+			return
+		}
+	}
+}
+
+func (e *endpoint) isDisabled() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.disabled
+}
+
+// scrape fetches e once; it reports whether a snapshot was delivered.
+func (c *Collector) scrape(ctx context.Context, e *endpoint, first bool) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.disabled {
+		return false
+	}
+	fctx, cancel := context.WithTimeout(ctx, c.opts.ReachabilityTimeout)
+	defer cancel()
+	snap, err := fetch(fctx, c.hc, c.opts.Clock, e.url)
+	if err != nil && errors.Is(err, ErrNotPrometheus) {
+		snap, err = c.notPrometheus(fctx, e, err)
+		if err != nil {
+			return false
+		}
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return false // stopping: not the endpoint's fault
+		}
+		e.info.Failures++
+		if first {
+			e.disabled = true
+			c.logf("WARNING  Server metrics endpoint %s is unreachable (%v); not collecting from it. To suppress this warning, pass --no-server-metrics.", e.url, err)
+		} else if !e.errLogged {
+			e.errLogged = true
+			c.logf("WARNING  Server metrics endpoint %s failed a scrape (%v); retrying on schedule, further failures are counted silently.", e.url, err)
+		}
+		return false
+	}
+	c.record(e, snap)
+	return true
+}
+
+// notPrometheus handles a non-Prometheus answer: probe the TensorRT-LLM
+// path once and switch to it, or disable the endpoint with one warning.
+func (c *Collector) notPrometheus(ctx context.Context, e *endpoint, cause error) (*Snapshot, error) {
+	if !e.probed {
+		e.probed = true
+		if alt, ok := fallbackURL(e.url); ok {
+			if snap, err := fetch(ctx, c.hc, c.opts.Clock, alt); err == nil {
+				c.logf("INFO  Server metrics endpoint %s is not Prometheus; using %s instead.", e.url, alt)
+				e.url = alt
+				return snap, nil
+			}
+		}
+	}
+	e.disabled = true
+	e.info.Failures++
+	c.logf("%s", disableWarning(e.url, cause))
+	return nil, cause
+}
+
+func (c *Collector) record(e *endpoint, snap *Snapshot) {
+	ts := snap.TimestampNs()
+	in := &e.info
+	in.TotalFetches++
+	if in.FirstFetchNs == 0 {
+		in.FirstFetchNs = ts
+	}
+	in.LastFetchNs = ts
+	e.latencySum += snap.LatencyNs()
+	h := hashBody(snap.Raw)
+	snap.Changed = !e.hasHash || h != e.lastHash
+	e.lastHash, e.hasHash = h, true
+	if snap.Changed {
+		e.updates = append(e.updates, ts)
+	}
+	c.sinkMu.Lock()
+	c.opts.Sink(snap)
+	c.sinkMu.Unlock()
+}
+
+func (c *Collector) logf(format string, args ...any) {
+	c.logMu.Lock()
+	defer c.logMu.Unlock()
+	fmt.Fprintf(c.opts.Log, format+"\n", args...)
+}
+
+// Infos reports every endpoint's collection record; call it after Finish.
+func (c *Collector) Infos() []Info {
+	out := make([]Info, 0, len(c.endpoints))
+	for _, e := range c.endpoints {
+		e.mu.Lock()
+		in := e.info
+		in.URL, in.Disabled = e.url, e.disabled
+		if in.TotalFetches > 0 {
+			in.AvgFetchLatency = float64(e.latencySum) / float64(in.TotalFetches) / 1e6
+		}
+		in.UniqueUpdates = len(e.updates)
+		if n := len(e.updates); n > 0 {
+			in.FirstUpdateNs, in.LastUpdateNs = e.updates[0], e.updates[n-1]
+			in.DurationSeconds = float64(in.LastUpdateNs-in.FirstUpdateNs) / 1e9
+		}
+		if n := len(e.updates); n >= 2 {
+			in.AvgUpdateMs = (float64(e.updates[n-1]-e.updates[0]) / 1e6) / float64(n-1)
+		}
+		// The median needs at least two intervals, so three updates.
+		if n := len(e.updates); n >= 3 {
+			iv := make([]float64, n-1)
+			for i := 1; i < n; i++ {
+				iv[i-1] = float64(e.updates[i]-e.updates[i-1]) / 1e6
+			}
+			slices.Sort(iv)
+			med := iv[len(iv)/2]
+			if len(iv)%2 == 0 {
+				med = (iv[len(iv)/2-1] + iv[len(iv)/2]) / 2
+			}
+			in.MedianUpdateMs = &med
+			in.UpdateIntervalNs = int64(med * 1e6)
+		}
+		e.mu.Unlock()
+		out = append(out, in)
+	}
+	return out
+}

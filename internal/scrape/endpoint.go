@@ -1,0 +1,136 @@
+package scrape
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"mime"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"strings"
+
+	"github.com/llmbench/llmbench/internal/record"
+)
+
+// NormalizeURL turns host:port, a base URL or a full metrics URL into the
+// metrics URL to scrape: a URL with no path (or "/") gets "/metrics".
+func NormalizeURL(raw string) (string, error) {
+	s := strings.TrimSpace(raw)
+	if s == "" {
+		return "", errors.New("empty server metrics URL")
+	}
+	if !strings.Contains(s, "://") {
+		s = "http://" + s
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return "", fmt.Errorf("server metrics URL %q: %w", raw, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return "", fmt.Errorf("server metrics URL %q: scheme must be http or https", raw)
+	}
+	if u.Host == "" {
+		return "", fmt.Errorf("server metrics URL %q has no host", raw)
+	}
+	if u.Path == "" || u.Path == "/" {
+		u.Path = "/metrics"
+	}
+	u.User = nil
+	return u.String(), nil
+}
+
+// Snapshot is one successful scrape of one endpoint.
+type Snapshot struct {
+	Endpoint string
+	// Times are wall-clock epoch ns: request sent, first response byte
+	// (the snapshot's timestamp, as AIPerf's), body fully read.
+	RequestSentNs, FirstByteNs, DoneNs int64
+	Families                           []Family
+	// Changed is true when the body differs from the endpoint's previous one.
+	Changed bool
+	// Raw is the body as received.
+	Raw []byte
+}
+
+// TimestampNs is when the snapshot was taken (first byte received).
+func (s *Snapshot) TimestampNs() int64 { return s.FirstByteNs }
+
+// LatencyNs is the fetch's round trip.
+func (s *Snapshot) LatencyNs() int64 { return s.DoneNs - s.RequestSentNs }
+
+// ErrNotPrometheus marks a response that is not Prometheus exposition.
+var ErrNotPrometheus = errors.New("not Prometheus exposition")
+
+// fetch GETs url once and parses it.
+func fetch(ctx context.Context, hc *http.Client, clock record.Clock, target string) (*Snapshot, error) {
+	var firstByte int64
+	trace := &httptrace.ClientTrace{GotFirstResponseByte: func() { firstByte = clock.Now() }}
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodGet, target, nil)
+	if err != nil {
+		return nil, fmt.Errorf("scrape %s: %w", target, err)
+	}
+	// Ask for the text format: no protobuf or OpenMetrics negotiation.
+	req.Header.Set("Accept", "text/plain;version=0.0.4;q=1,*/*;q=0.1")
+	sent := clock.Now()
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("scrape %s: %w", target, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		return nil, fmt.Errorf("scrape %s: HTTP %s", target, resp.Status)
+	}
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "application/json" {
+		// Rejected without reading the body.
+		return nil, fmt.Errorf("scrape %s: %w: endpoint '%s' returned non-Prometheus content-type 'application/json'; expected text/plain (Prometheus exposition format)", target, ErrNotPrometheus, target)
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
+	done := clock.Now()
+	if err != nil {
+		return nil, fmt.Errorf("scrape %s: read body: %w", target, err)
+	}
+	fams, err := Parse(bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("scrape %s: %w: %v", target, ErrNotPrometheus, err)
+	}
+	if firstByte == 0 {
+		firstByte = done
+	}
+	return &Snapshot{Endpoint: target, RequestSentNs: clock.Wall(sent), FirstByteNs: clock.Wall(firstByte), DoneNs: clock.Wall(done), Families: fams, Raw: body}, nil
+}
+
+func hashBody(b []byte) uint64 {
+	h := fnv.New64a()
+	_, _ = h.Write(b)
+	return h.Sum64()
+}
+
+// fallbackURL is the TensorRT-LLM probe target for a URL ending in
+// /metrics (but not /prometheus/metrics): <base>/prometheus/metrics.
+func fallbackURL(target string) (string, bool) {
+	u, err := url.Parse(target)
+	if err != nil || !strings.HasSuffix(u.Path, "/metrics") || strings.HasSuffix(u.Path, "/prometheus/metrics") {
+		return "", false
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/metrics") + "/prometheus/metrics"
+	u.RawQuery = ""
+	return u.String(), true
+}
+
+// Warning texts a person sees once per endpoint.
+func disableWarning(target string, err error) string {
+	return fmt.Sprintf("WARNING  Disabling server metrics collection for %s: %v. To suppress this warning, pass --no-server-metrics.", target, unwrapScrape(err))
+}
+
+func unwrapScrape(err error) string {
+	msg := err.Error()
+	if i := strings.Index(msg, ErrNotPrometheus.Error()+": "); i >= 0 {
+		return msg[i+len(ErrNotPrometheus.Error())+2:]
+	}
+	return msg
+}

@@ -1,0 +1,177 @@
+// Package scrape fetches Prometheus /metrics endpoints during a run: it
+// normalises their URLs, parses the exposition with Prometheus' own parser,
+// rejects non-Prometheus endpoints (with the TensorRT-LLM fallback probe),
+// and scrapes every endpoint on its own fixed, drift-free schedule.
+package scrape
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// Type is a metric family's type as exported.
+type Type string
+
+// Family types. Summaries are dropped at parse time: their quantiles cover
+// the server's whole lifetime, not the benchmark.
+const (
+	Gauge     Type = "gauge"
+	Counter   Type = "counter"
+	Histogram Type = "histogram"
+	Unknown   Type = "unknown" // "# TYPE x untyped", or no TYPE line
+)
+
+// Label is one label pair.
+type Label struct{ Name, Value string }
+
+// Bucket is a histogram bucket: cumulative count of observations <= UpperBound.
+type Bucket struct {
+	UpperBound float64
+	Count      float64
+}
+
+// Series is one label set's reading in one scrape.
+type Series struct {
+	// Labels are sorted by name.
+	Labels []Label
+	// Value is set for gauges, counters and unknown families.
+	Value float64
+	// Buckets, Sum and Count are set for histograms; Buckets are sorted by
+	// bound and end with +Inf.
+	Buckets    []Bucket
+	Sum, Count float64
+}
+
+// Family is one metric family in one scrape.
+type Family struct {
+	Name   string
+	Help   string
+	Type   Type
+	Series []Series
+}
+
+// Parse reads Prometheus text exposition from r. Counter family names lose
+// their "_total" suffix and "_created" companion series are dropped, as
+// Prometheus' Python parser (and so AIPerf) does; summaries are ignored.
+func Parse(r io.Reader) ([]Family, error) {
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	mfs, err := parser.TextToMetricFamilies(r)
+	if err != nil {
+		return nil, fmt.Errorf("parse Prometheus exposition: %w", err)
+	}
+	fams := make([]Family, 0, len(mfs))
+	for name, mf := range mfs {
+		f, ok := convert(name, mf)
+		if ok {
+			fams = append(fams, f)
+		}
+	}
+	// Drop "<name>_created" gauges that only carry the creation time of a
+	// counter or histogram of the same base name.
+	names := make(map[string]Type, len(fams))
+	for _, f := range fams {
+		names[f.Name] = f.Type
+	}
+	out := fams[:0]
+	for _, f := range fams {
+		if base, ok := strings.CutSuffix(f.Name, "_created"); ok && f.Type != Counter && f.Type != Histogram {
+			if t, found := names[base]; found && (t == Counter || t == Histogram) {
+				continue
+			}
+		}
+		out = append(out, f)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+func convert(name string, mf *dto.MetricFamily) (Family, bool) {
+	f := Family{Name: name, Help: mf.GetHelp()}
+	switch mf.GetType() {
+	case dto.MetricType_GAUGE:
+		f.Type = Gauge
+	case dto.MetricType_COUNTER:
+		f.Type = Counter
+		f.Name = strings.TrimSuffix(name, "_total")
+	case dto.MetricType_HISTOGRAM, dto.MetricType_GAUGE_HISTOGRAM:
+		f.Type = Histogram
+	case dto.MetricType_UNTYPED:
+		f.Type = Unknown
+	default: // summaries
+		return Family{}, false
+	}
+	f.Series = make([]Series, 0, len(mf.Metric))
+	for _, m := range mf.Metric {
+		s := Series{Labels: labels(m.Label)}
+		switch f.Type {
+		case Gauge:
+			s.Value = m.GetGauge().GetValue()
+		case Counter:
+			s.Value = m.GetCounter().GetValue()
+		case Unknown:
+			s.Value = m.GetUntyped().GetValue()
+		case Histogram:
+			h := m.GetHistogram()
+			s.Sum, s.Count = h.GetSampleSum(), float64(h.GetSampleCount())
+			if h.SampleCountFloat != nil {
+				s.Count = h.GetSampleCountFloat()
+			}
+			s.Buckets = make([]Bucket, 0, len(h.Bucket)+1)
+			for _, b := range h.Bucket {
+				c := float64(b.GetCumulativeCount())
+				if b.CumulativeCountFloat != nil {
+					c = b.GetCumulativeCountFloat()
+				}
+				s.Buckets = append(s.Buckets, Bucket{UpperBound: b.GetUpperBound(), Count: c})
+			}
+			sort.Slice(s.Buckets, func(i, j int) bool { return s.Buckets[i].UpperBound < s.Buckets[j].UpperBound })
+			if n := len(s.Buckets); n == 0 || !math.IsInf(s.Buckets[n-1].UpperBound, 1) {
+				s.Buckets = append(s.Buckets, Bucket{UpperBound: math.Inf(1), Count: s.Count})
+			}
+		}
+		f.Series = append(f.Series, s)
+	}
+	return f, true
+}
+
+func labels(pairs []*dto.LabelPair) []Label {
+	if len(pairs) == 0 {
+		return nil
+	}
+	out := make([]Label, len(pairs))
+	for i, p := range pairs {
+		out[i] = Label{Name: p.GetName(), Value: p.GetValue()}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// LabelKey renders labels as a stable key (`a="1",b="2"`).
+func LabelKey(ls []Label) string {
+	var b strings.Builder
+	for i, l := range ls {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(l.Name)
+		b.WriteString(`="`)
+		b.WriteString(l.Value)
+		b.WriteByte('"')
+	}
+	return b.String()
+}
+
+// FormatBound renders a bucket bound as exported: "0.005", "1", "+Inf".
+func FormatBound(le float64) string {
+	if math.IsInf(le, 1) {
+		return "+Inf"
+	}
+	return fmt.Sprint(le)
+}

@@ -1,0 +1,400 @@
+package servermetrics
+
+import (
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/llmbench/llmbench/internal/scrape"
+	"github.com/llmbench/llmbench/internal/stats"
+)
+
+// Estimator estimates quantiles (fractions 0..1) from cumulative histogram
+// buckets whose bounds end with +Inf.
+type Estimator interface {
+	Quantiles(bounds, counts, qs []float64) []float64
+}
+
+// Window is the period aggregated: the profiling phase, warm-up excluded.
+type Window struct {
+	StartNs, EndNs int64
+	// SliceNs is the time-slice length; 0 for no slices.
+	SliceNs int64
+	// UpdateIntervalNs is each endpoint's median update interval: when
+	// SliceNs is shorter, that endpoint falls back to one slice per
+	// scrape interval.
+	UpdateIntervalNs map[string]int64
+}
+
+// DurationSeconds is the window's length.
+func (w Window) DurationSeconds() float64 { return float64(w.EndNs-w.StartNs) / 1e9 }
+
+// Metric is one metric name's aggregated series.
+type Metric struct {
+	Name        string
+	Type        scrape.Type
+	Description string
+	Unit        string
+	// Info marks "_info" gauges, whose labels are their content.
+	Info   bool
+	Series []SeriesStats
+}
+
+// SeriesStats are one endpoint + label set's statistics.
+type SeriesStats struct {
+	Endpoint string
+	Labels   []scrape.Label
+	Gauge    *GaugeStats
+	Counter  *CounterStats
+	Hist     *HistStats
+	Slices   []Slice
+}
+
+// GaugeStats summarise a gauge's (or unknown metric's) samples.
+type GaugeStats struct {
+	Avg, Min, Max float64
+	// Std is the sample standard deviation (ddof=1); 0 for one sample.
+	Std     float64
+	P       [len(stats.Percentiles)]float64
+	Samples int
+	Last    float64
+}
+
+// CounterStats summarise a counter over the window.
+type CounterStats struct {
+	Total, Rate float64
+	// SliceRates summarise the complete slices' rates; nil without slices.
+	SliceRates *RateStats
+}
+
+// RateStats are statistics of per-slice rates.
+type RateStats struct{ Avg, Min, Max, Std float64 }
+
+// HistStats summarise a histogram over the window.
+type HistStats struct {
+	Count, Sum float64
+	Bounds     []float64
+	// Buckets are the cumulative bucket deltas aligned with Bounds; nil when
+	// a counter reset was detected.
+	Buckets []float64
+	// Estimates are the percentile estimates at stats.Percentiles.
+	Estimates [len(stats.Percentiles)]float64
+	Reset     bool
+}
+
+// Slice is one time window's statistics; which fields apply depends on the
+// metric type.
+type Slice struct {
+	StartNs, EndNs int64
+	Complete       bool
+	Avg, Min, Max  float64 // gauges
+	Total, Rate    float64 // counters
+	Count, Sum     float64 // histograms (Avg too)
+	Buckets        []float64
+}
+
+// Aggregate computes every series' statistics over w.
+//
+// Counter and histogram totals run from the reference (the last sample
+// before the window; zero for a series born during the run; else the
+// window's first sample) to the last sample taken, the final scrape after
+// the flush period, so late server-side updates are counted; rates divide
+// by the window's duration. Gauges use the samples inside the window.
+func (st *Store) Aggregate(w Window, est Estimator) []Metric {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	qs := make([]float64, len(stats.Percentiles))
+	for i, p := range stats.Percentiles {
+		qs[i] = p / 100
+	}
+	byName := map[string]*Metric{}
+	var names []string
+	for _, s := range st.series {
+		agg, ok := st.aggregateSeries(s, w, est, qs)
+		if !ok {
+			continue
+		}
+		m := byName[s.Name]
+		if m == nil {
+			f := st.families[s.Name]
+			m = &Metric{Name: s.Name, Type: f.Type, Description: f.Help, Unit: InferUnit(s.Name, f.Help),
+				Info: f.Type == scrape.Gauge && strings.HasSuffix(s.Name, "_info")}
+			byName[s.Name] = m
+			names = append(names, s.Name)
+		}
+		m.Series = append(m.Series, agg)
+	}
+	sort.Strings(names)
+	out := make([]Metric, len(names))
+	for i, n := range names {
+		m := byName[n]
+		sort.Slice(m.Series, func(a, b int) bool {
+			x, y := m.Series[a], m.Series[b]
+			if x.Endpoint != y.Endpoint {
+				return x.Endpoint < y.Endpoint
+			}
+			return scrape.LabelKey(x.Labels) < scrape.LabelKey(y.Labels)
+		})
+		out[i] = *m
+	}
+	return out
+}
+
+// reference finds the sample deltas are measured from: its index, or -1
+// for an implicit zero (a series born after the endpoint's first scrape).
+// ok is false when the series has no sample at or after the window start.
+func (st *Store) reference(s *Series, w Window) (ref int, first int, ok bool) {
+	first = sort.Search(len(s.T), func(i int) bool { return s.T[i] >= w.StartNs })
+	if first == len(s.T) {
+		return 0, 0, false
+	}
+	switch {
+	case first > 0:
+		return first - 1, first, true
+	case st.firstScrape(s.Endpoint) < s.T[0]:
+		return -1, first, true
+	default:
+		return first, first, true
+	}
+}
+
+func (st *Store) aggregateSeries(s *Series, w Window, est Estimator, qs []float64) (SeriesStats, bool) {
+	out := SeriesStats{Endpoint: s.Endpoint, Labels: s.Labels}
+	ref, first, ok := st.reference(s, w)
+	if !ok {
+		return out, false
+	}
+	last := len(s.T) - 1
+	switch s.Type {
+	case scrape.Gauge, scrape.Unknown:
+		lo, hi := first, first
+		for hi < len(s.T) && s.T[hi] <= w.EndNs {
+			hi++
+		}
+		if hi == lo { // nothing inside the window: use what came after it
+			hi = len(s.T)
+		}
+		out.Gauge = gaugeStats(s.V[lo:hi])
+		out.Slices = gaugeSlices(s, w)
+	case scrape.Counter:
+		at := func(i int) float64 {
+			if i < 0 {
+				return 0
+			}
+			return s.V[i]
+		}
+		total := math.Max(0, at(last)-at(ref))
+		c := &CounterStats{Total: total}
+		if d := w.DurationSeconds(); d > 0 {
+			c.Rate = total / d
+		}
+		out.Counter = c
+		if w.SliceNs > 0 {
+			out.Slices = counterSlices(s, w, ref)
+			c.SliceRates = rateStats(out.Slices)
+		}
+	case scrape.Histogram:
+		h := histStats(s, ref, last, est, qs)
+		out.Hist = h
+		if w.SliceNs > 0 && h.Count > 0 {
+			out.Slices = histSlices(s, w, ref)
+		}
+	}
+	return out, true
+}
+
+func gaugeStats(v []float64) *GaugeStats {
+	cp := append([]float64(nil), v...)
+	sum := stats.Summarize(cp)
+	g := &GaugeStats{Avg: sum.Avg, Min: sum.Min, Max: sum.Max, P: sum.P, Samples: len(v), Last: v[len(v)-1]}
+	if len(v) > 1 {
+		g.Std = stats.StdDev(v, 1)
+	}
+	if sum.Min == sum.Max { // constant: exactly the value, whatever rounding did
+		g.Avg, g.Std = sum.Min, 0
+		for i := range g.P {
+			g.P[i] = sum.Min
+		}
+	}
+	return g
+}
+
+func histStats(s *Series, ref, last int, est Estimator, qs []float64) *HistStats {
+	h := &HistStats{Bounds: s.Bounds}
+	refCount, refSum := 0.0, 0.0
+	var refB []float64
+	if ref >= 0 {
+		refCount, refSum, refB = s.Count[ref], s.Sum[ref], s.B[ref]
+	}
+	count := s.Count[last] - refCount
+	if count < 0 {
+		h.Reset = true
+		return h
+	}
+	h.Count, h.Sum = count, s.Sum[last]-refSum
+	h.Buckets = make([]float64, len(s.Bounds))
+	for i := range h.Buckets {
+		prev := 0.0
+		if refB != nil {
+			prev = refB[i]
+		}
+		h.Buckets[i] = math.Max(0, s.B[last][i]-prev)
+	}
+	if count > 0 {
+		e := est.Quantiles(s.Bounds, h.Buckets, qs)
+		copy(h.Estimates[:], e)
+	}
+	return h
+}
+
+// sliceBounds returns the slice windows of a series: fixed SliceNs windows
+// from the window start (the last one partial), or, when SliceNs is shorter
+// than the endpoint's update interval, one window per scrape interval.
+func sliceBounds(s *Series, w Window, ref int) [][2]int64 {
+	var out [][2]int64
+	if iv := w.UpdateIntervalNs[s.Endpoint]; iv > 0 && w.SliceNs < iv {
+		prev := w.StartNs
+		if ref >= 0 && s.T[ref] < w.StartNs {
+			prev = s.T[ref]
+		}
+		for _, t := range s.T {
+			if t <= prev || t > w.EndNs {
+				continue
+			}
+			out = append(out, [2]int64{prev, t})
+			prev = t
+		}
+		return out
+	}
+	for start := w.StartNs; start < w.EndNs; start += w.SliceNs {
+		out = append(out, [2]int64{start, min(start+w.SliceNs, w.EndNs)})
+	}
+	return out
+}
+
+// indexAt is the last sample at or before t, or ref when there is none.
+func indexAt(s *Series, t int64, ref int) int {
+	i := sort.Search(len(s.T), func(i int) bool { return s.T[i] > t }) - 1
+	if i < 0 || (ref >= 0 && i < ref) {
+		return ref
+	}
+	return i
+}
+
+func gaugeSlices(s *Series, w Window) []Slice {
+	if w.SliceNs <= 0 {
+		return nil
+	}
+	interval := perInterval(s, w)
+	bounds := sliceBounds(s, w, previousSample(s, w))
+	var out []Slice
+	for k, b := range bounds {
+		sl := Slice{StartNs: b[0], EndNs: b[1], Complete: interval || b[1]-b[0] >= w.SliceNs}
+		n := 0
+		for i, t := range s.T {
+			// Fixed slices are [start, end), the last one closed; interval
+			// slices (prev scrape, this scrape].
+			inside := t >= b[0] && (t < b[1] || (k == len(bounds)-1 && t == b[1]))
+			if interval {
+				inside = t > b[0] && t <= b[1]
+			}
+			if !inside {
+				continue
+			}
+			v := s.V[i]
+			if n == 0 {
+				sl.Min, sl.Max = v, v
+			}
+			sl.Avg += v
+			sl.Min, sl.Max = math.Min(sl.Min, v), math.Max(sl.Max, v)
+			n++
+		}
+		if n == 0 {
+			continue
+		}
+		sl.Avg /= float64(n)
+		out = append(out, sl)
+	}
+	return out
+}
+
+func perInterval(s *Series, w Window) bool {
+	iv := w.UpdateIntervalNs[s.Endpoint]
+	return iv > 0 && w.SliceNs < iv
+}
+
+// previousSample is the index of the last sample before the window, or -1.
+func previousSample(s *Series, w Window) int {
+	return sort.Search(len(s.T), func(i int) bool { return s.T[i] >= w.StartNs }) - 1
+}
+
+func counterSlices(s *Series, w Window, ref int) []Slice {
+	val := func(i int) float64 {
+		if i < 0 {
+			return 0
+		}
+		return s.V[i]
+	}
+	var out []Slice
+	for _, b := range sliceBounds(s, w, ref) {
+		total := math.Max(0, val(indexAt(s, b[1], ref))-val(indexAt(s, b[0], ref)))
+		sl := Slice{StartNs: b[0], EndNs: b[1], Complete: perInterval(s, w) || b[1]-b[0] >= w.SliceNs, Total: total}
+		if d := float64(b[1]-b[0]) / 1e9; d > 0 {
+			sl.Rate = total / d
+		}
+		out = append(out, sl)
+	}
+	return out
+}
+
+func histSlices(s *Series, w Window, ref int) []Slice {
+	var out []Slice
+	for _, b := range sliceBounds(s, w, ref) {
+		i0, i1 := indexAt(s, b[0], ref), indexAt(s, b[1], ref)
+		sl := Slice{StartNs: b[0], EndNs: b[1], Complete: perInterval(s, w) || b[1]-b[0] >= w.SliceNs}
+		c0, s0 := 0.0, 0.0
+		var b0 []float64
+		if i0 >= 0 {
+			c0, s0, b0 = s.Count[i0], s.Sum[i0], s.B[i0]
+		}
+		if i1 >= 0 {
+			sl.Count = math.Max(0, s.Count[i1]-c0)
+			sl.Sum = math.Max(0, s.Sum[i1]-s0)
+			sl.Buckets = make([]float64, len(s.Bounds))
+			for j := range sl.Buckets {
+				prev := 0.0
+				if b0 != nil {
+					prev = b0[j]
+				}
+				sl.Buckets[j] = math.Max(0, s.B[i1][j]-prev)
+			}
+		}
+		if sl.Count > 0 {
+			sl.Avg = sl.Sum / sl.Count
+		}
+		out = append(out, sl)
+	}
+	return out
+}
+
+// rateStats summarise the rates of the complete slices (partial ones would
+// skew them); std is the sample standard deviation (ddof=1), 0 for one slice.
+func rateStats(sl []Slice) *RateStats {
+	var rates []float64
+	for _, s := range sl {
+		if s.Complete {
+			rates = append(rates, s.Rate)
+		}
+	}
+	if len(rates) == 0 {
+		return nil
+	}
+	r := &RateStats{Avg: stats.Mean(rates), Min: rates[0], Max: rates[0]}
+	for _, x := range rates {
+		r.Min, r.Max = math.Min(r.Min, x), math.Max(r.Max, x)
+	}
+	if len(rates) > 1 {
+		r.Std = stats.StdDev(rates, 1)
+	}
+	return r
+}

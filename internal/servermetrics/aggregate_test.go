@@ -1,0 +1,203 @@
+package servermetrics
+
+import (
+	"math"
+	"testing"
+
+	"github.com/llmbench/llmbench/internal/scrape"
+	"github.com/llmbench/llmbench/internal/stats"
+)
+
+const sec = int64(1e9)
+const ep = "http://e:8000/metrics"
+
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
+
+type point struct {
+	gauge, counter, reset float64
+	born                  *float64
+	hist                  []float64 // cumulative buckets for bounds 0.1, 1, +Inf
+	hsum                  float64
+}
+
+// buildStore scrapes at t = 0..7 s. The profiling window used by the tests
+// is [1.5 s, 5.5 s]; t=0 is the baseline, t=1 warm-up, t=7 the final scrape.
+func buildStore() *Store {
+	f := func(v float64) *float64 { return &v }
+	pts := []point{
+		{100, 10, 100, nil, []float64{0, 0, 0}, 0},
+		{100, 20, 100, nil, []float64{1, 2, 2}, 0.6},
+		{1, 30, 5, nil, []float64{1, 3, 3}, 1.1},
+		{2, 30, 5, nil, []float64{2, 4, 4}, 1.6},
+		{3, 50, 6, f(7), []float64{2, 6, 7}, 4.5},
+		{10, 70, 7, f(8), []float64{3, 7, 8}, 5.5},
+		{50, 75, 7, f(8), []float64{3, 8, 9}, 7},
+		{0, 80, 8, f(9), []float64{3, 8, 10}, 9},
+	}
+	st := NewStore()
+	inf := math.Inf(1)
+	lbl := []scrape.Label{{Name: "model_name", Value: "m"}}
+	for i, p := range pts {
+		fams := []scrape.Family{
+			{Name: "g_running", Type: scrape.Gauge, Help: "Running.", Series: []scrape.Series{{Labels: lbl, Value: p.gauge}}},
+			{Name: "c_tokens", Type: scrape.Counter, Help: "Tokens.", Series: []scrape.Series{{Labels: lbl, Value: p.counter}}},
+			{Name: "r_requests", Type: scrape.Counter, Series: []scrape.Series{{Value: p.reset}}},
+			{Name: "h_seconds", Type: scrape.Histogram, Series: []scrape.Series{{Labels: lbl, Sum: p.hsum, Count: p.hist[2],
+				Buckets: []scrape.Bucket{{UpperBound: 0.1, Count: p.hist[0]}, {UpperBound: 1, Count: p.hist[1]}, {UpperBound: inf, Count: p.hist[2]}}}}},
+		}
+		if p.born != nil {
+			fams = append(fams, scrape.Family{Name: "n_errors", Type: scrape.Counter, Series: []scrape.Series{{Value: *p.born}}})
+		}
+		st.Add(&scrape.Snapshot{Endpoint: ep, FirstByteNs: int64(i) * sec, Families: fams})
+	}
+	return st
+}
+
+func find(t *testing.T, ms []Metric, name string) (Metric, SeriesStats) {
+	t.Helper()
+	for _, m := range ms {
+		if m.Name == name {
+			return m, m.Series[0]
+		}
+	}
+	t.Fatalf("metric %s missing", name)
+	return Metric{}, SeriesStats{}
+}
+
+func TestAggregate(t *testing.T) {
+	w := Window{StartNs: 1500 * 1e6, EndNs: 5500 * 1e6, SliceNs: 2 * sec}
+	ms := buildStore().Aggregate(w, stats.BucketLinear{})
+
+	// Gauge: window samples t=2..5 are 1, 2, 3, 10.
+	m, g := find(t, ms, "g_running")
+	if m.Type != scrape.Gauge || m.Description != "Running." {
+		t.Fatalf("gauge metric %+v", m)
+	}
+	gs := g.Gauge
+	// mean 4; squared deviations 9+4+1+36 = 50; sample std sqrt(50/3)
+	if gs.Avg != 4 || gs.Min != 1 || gs.Max != 10 || !near(gs.Std, math.Sqrt(50.0/3)) || gs.Samples != 4 {
+		t.Errorf("gauge stats %+v", gs)
+	}
+	// p50 = 2.5; p90: h = 2.7 -> 3 + 0.7*7 = 7.9
+	if !near(gs.P[4], 2.5) || !near(gs.P[6], 7.9) {
+		t.Errorf("gauge p50 %v p90 %v", gs.P[4], gs.P[6])
+	}
+	// Slices [1.5,3.5) and [3.5,5.5]: {1,2} and {3,10}.
+	if len(g.Slices) != 2 || g.Slices[0].Avg != 1.5 || g.Slices[1].Avg != 6.5 || g.Slices[1].Min != 3 || g.Slices[1].Max != 10 || !g.Slices[1].Complete {
+		t.Errorf("gauge slices %+v", g.Slices)
+	}
+
+	// Counter: reference is t=1 (20); the final scrape (80) ends it.
+	_, c := find(t, ms, "c_tokens")
+	if c.Counter.Total != 60 || c.Counter.Rate != 15 { // 60 over the 4 s window
+		t.Errorf("counter %+v", c.Counter)
+	}
+	// Slice totals: 30-20 = 10 (rate 5), 70-30 = 40 (rate 20).
+	if len(c.Slices) != 2 || c.Slices[0].Total != 10 || c.Slices[0].Rate != 5 || c.Slices[1].Total != 40 || c.Slices[1].Rate != 20 {
+		t.Errorf("counter slices %+v", c.Slices)
+	}
+	// rate_avg 12.5, min 5, max 20, std (ddof=1) = sqrt(2*7.5²) = 10.6066
+	if r := c.Counter.SliceRates; r == nil || r.Avg != 12.5 || r.Min != 5 || r.Max != 20 || !near(r.Std, math.Sqrt(112.5)) {
+		t.Errorf("rate stats %+v", r)
+	}
+
+	// A counter that fell below its reference (a restart) is clamped to 0.
+	if _, r := find(t, ms, "r_requests"); r.Counter.Total != 0 || r.Counter.Rate != 0 {
+		t.Errorf("reset counter %+v", r.Counter)
+	}
+	// A series born mid-run counts from zero.
+	if _, n := find(t, ms, "n_errors"); n.Counter.Total != 9 {
+		t.Errorf("born counter total %v, want 9", n.Counter.Total)
+	}
+
+	// Histogram: final [3,8,10] minus reference [1,2,2] = [2,6,8].
+	_, h := find(t, ms, "h_seconds")
+	hs := h.Hist
+	if hs.Count != 8 || !near(hs.Sum, 8.4) || hs.Buckets[0] != 2 || hs.Buckets[1] != 6 || hs.Buckets[2] != 8 {
+		t.Errorf("histogram %+v", hs)
+	}
+	// p50: rank 4 in (0.1, 1]: 0.1 + 0.9*(4-2)/4 = 0.55; p99 lands in +Inf: 1.
+	if !near(hs.Estimates[4], 0.55) || hs.Estimates[8] != 1 {
+		t.Errorf("estimates %v", hs.Estimates)
+	}
+	// First slice: t=3 [2,4,4] minus t=1 [1,2,2]: count 2, sum 1.0.
+	if len(h.Slices) != 2 || h.Slices[0].Count != 2 || !near(h.Slices[0].Sum, 1.0) || !near(h.Slices[0].Avg, 0.5) {
+		t.Errorf("histogram slices %+v", h.Slices)
+	}
+}
+
+func TestPartialSliceAndFallback(t *testing.T) {
+	st := buildStore()
+	// 3 s slices over a 4 s window: one complete, one partial of 1 s.
+	ms := st.Aggregate(Window{StartNs: 1500 * 1e6, EndNs: 5500 * 1e6, SliceNs: 3 * sec}, stats.BucketLinear{})
+	_, c := find(t, ms, "c_tokens")
+	if len(c.Slices) != 2 || !c.Slices[0].Complete || c.Slices[1].Complete || c.Slices[1].EndNs != 5500*1e6 {
+		t.Fatalf("slices %+v", c.Slices)
+	}
+	// Only the complete slice counts: [1.5, 4.5): 50 - 20 = 30 over 3 s = 10/s.
+	if r := c.Counter.SliceRates; r.Avg != 10 || r.Min != 10 || r.Max != 10 || r.Std != 0 {
+		t.Fatalf("rate stats %+v, want only the complete slice", r)
+	}
+
+	// Slices shorter than the 1 s update interval: one slice per scrape
+	// interval, from the reference (t=1) to the last scrape in the window.
+	ms = st.Aggregate(Window{StartNs: 1500 * 1e6, EndNs: 5500 * 1e6, SliceNs: sec / 2, UpdateIntervalNs: map[string]int64{ep: sec}}, stats.BucketLinear{})
+	_, c = find(t, ms, "c_tokens")
+	want := []float64{10, 0, 20, 20} // 20->30, 30->30, 30->50, 50->70
+	if len(c.Slices) != len(want) {
+		t.Fatalf("interval slices %+v", c.Slices)
+	}
+	for i, s := range c.Slices {
+		if s.Total != want[i] || !s.Complete || s.EndNs-s.StartNs != sec {
+			t.Errorf("interval slice %d: %+v, want total %v over 1 s", i, s, want[i])
+		}
+	}
+}
+
+func TestHistogramResetAndEmpty(t *testing.T) {
+	st := NewStore()
+	inf := math.Inf(1)
+	add := func(ts int64, count float64) {
+		st.Add(&scrape.Snapshot{Endpoint: ep, FirstByteNs: ts, Families: []scrape.Family{{Name: "h", Type: scrape.Histogram,
+			Series: []scrape.Series{{Count: count, Sum: count, Buckets: []scrape.Bucket{{UpperBound: 1, Count: count}, {UpperBound: inf, Count: count}}}}}}})
+	}
+	add(0, 50)
+	add(2*sec, 50)
+	ms := st.Aggregate(Window{StartNs: sec, EndNs: 3 * sec}, stats.BucketLinear{})
+	if h := ms[0].Series[0].Hist; h.Count != 0 || h.Reset || len(h.Buckets) != 2 || h.Buckets[0] != 0 {
+		t.Fatalf("idle histogram %+v", h)
+	}
+	add(4*sec, 3) // restarted
+	ms = st.Aggregate(Window{StartNs: sec, EndNs: 5 * sec}, stats.BucketLinear{})
+	if h := ms[0].Series[0].Hist; !h.Reset || h.Count != 0 || h.Buckets != nil {
+		t.Fatalf("reset histogram %+v", h)
+	}
+}
+
+func TestInferUnit(t *testing.T) {
+	tests := []struct{ name, help, want string }{
+		{"vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", "seconds"},
+		{"vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", "ratio"},
+		{"sglang:token_usage_perc", "", "percent"},
+		{"vllm:generation_tokens", "Number of generation tokens processed.", "tokens"},
+		{"x_tokens_total", "", "tokens"},
+		{"x_seconds_total", "", "seconds"},
+		{"vllm:request_success", "Count of successfully processed requests.", "requests"},
+		{"trtllm_request_success", "", "requests"},
+		{"nv_inference_request_duration_us", "Cumulative inference request duration in microseconds", "microseconds"},
+		{"vllm:num_requests_running", "Number of requests in model execution batches.", ""},
+		{"dynamo_component_errors_total", "", "errors"},
+		{"x_error_count_total", "", "errors"},
+		{"x_bytes", "", "bytes"},
+		{"x_kv_transfer_speed_gb_s", "", "gb/s"},
+		{"gpu_temp_celsius", "", "celsius"},
+		{"something_count", "", "count"},
+		{"x_ms", "", "milliseconds"},
+		{"plain", "", ""},
+	}
+	for _, tc := range tests {
+		if got := InferUnit(tc.name, tc.help); got != tc.want {
+			t.Errorf("InferUnit(%q, %q) = %q, want %q", tc.name, tc.help, got, tc.want)
+		}
+	}
+}
