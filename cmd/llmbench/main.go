@@ -85,7 +85,7 @@ func profile(args []string, stdout, stderr io.Writer) int {
 	config.BindFlags(fs, &p)
 	mock := mockserver.DefaultConfig()
 	mock.BindFlags(fs, "mock-")
-	if err := fs.Parse(args[2:]); err != nil {
+	if err := fs.Parse(config.ExpandListArgs(args[2:], config.ListFlags)); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
 		}
@@ -93,6 +93,10 @@ func profile(args []string, stdout, stderr io.Writer) int {
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "llmbench profile: unexpected argument %q\n", fs.Arg(0))
+		return exitUsage
+	}
+	if err := p.ApplyEnv(os.LookupEnv); err != nil {
+		fmt.Fprintf(stderr, "llmbench profile: %v\n", err)
 		return exitUsage
 	}
 	p.CLICommand = config.CommandLine(config.RedactArgs(append([]string{"llmbench"}, args[1:]...)))
@@ -108,7 +112,7 @@ func profile(args []string, stdout, stderr io.Writer) int {
 		progress = stderr
 	}
 	res, err := benchmark.Run(ctx, benchmark.Options{
-		Profile: p, Mock: mock, Version: version, Progress: progress, Terminal: isTerminal(stderr),
+		Profile: p, Mock: mock, Version: version, Progress: progress, Terminal: isTerminal(stderr), Log: stderr,
 	})
 	if res != nil && p.Output.UIType != "none" {
 		title := fmt.Sprintf("llmbench %s metrics (AIPerf-compatible) for %s", version, res.ServerURL)

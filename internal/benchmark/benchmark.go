@@ -40,6 +40,8 @@ type Options struct {
 	Terminal bool
 	// ProgressInterval defaults to one second.
 	ProgressInterval time.Duration
+	// Log receives warnings (an endpoint disabled, …); nil discards them.
+	Log io.Writer
 }
 
 // Result is what a finished run produced.
@@ -115,9 +117,16 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	}
 
 	dir := p.Output.ArtifactDir
+	names := export.ProfileFiles(p.Output.ExportPrefix)
 	clock := record.NewClock()
-	records, err := export.NewRecordWriter(dir, clock)
+	records, err := export.NewRecordWriter(dir, names.Records, clock)
 	if err != nil {
+		return nil, err
+	}
+	// The baseline scrape happens here, before warm-up: the reference for deltas.
+	sm, err := startServerMetrics(ctx, p, baseURL, dir, clock, opts.Log)
+	if err != nil {
+		_ = records.Close()
 		return nil, err
 	}
 	maxConns := p.Loadgen.Concurrency
@@ -184,15 +193,16 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	}
 
 	var start, end time.Time
+	var startNs, endNs int64
 	obs := schedule.Observer{
 		PhaseStart: func(ph record.Phase, t time.Time) {
 			if ph == record.PhaseProfiling {
-				start = t
+				start, startNs = t, clock.Wall(clock.Perf(t))
 			}
 		},
 		PhaseEnd: func(ph record.Phase, t time.Time) {
 			if ph == record.PhaseProfiling {
-				end = t
+				end, endNs = t, clock.Wall(clock.Perf(t))
 			}
 		},
 	}
@@ -208,9 +218,15 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	progressDone.Wait()
 	if start.IsZero() {
 		start = time.Now()
+		startNs = clock.Now() + clock.Wall(0)
 	}
 	if end.IsZero() {
 		end = time.Now()
+		endNs = clock.Now() + clock.Wall(0)
+	}
+	var smErr error
+	if sm != nil {
+		smErr = sm.finish(ctx)
 	}
 
 	closeErr := records.Close()
@@ -219,11 +235,21 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		Results: agg.Results(), WasCancelled: outcome.Cancelled, Start: start, End: end,
 		InputConfig: p.Redacted(),
 	}
-	res := &Result{Summary: summary, ArtifactDir: dir, ServerURL: baseURL, Files: []string{export.RecordsFile}}
-	if err := writeExports(dir, summary, sessions, res); err != nil {
+	res := &Result{Summary: summary, ArtifactDir: dir, ServerURL: baseURL, Files: []string{names.Records}}
+	if err := writeExports(dir, names, summary, sessions, res); err != nil {
 		return res, err
 	}
-	for _, err := range []error{runErr, writeErr, closeErr} {
+	if sm != nil {
+		files, err := sm.export(dir, startNs, endNs, start, end, export.ServerMetrics{
+			SchemaVersion: SchemaVersion, Version: opts.Version, BenchmarkID: summary.BenchmarkID, InputConfig: summary.InputConfig,
+			ModelNames: p.Endpoint.ModelNames, Concurrency: p.Loadgen.Concurrency, RequestRate: p.Loadgen.RequestRate,
+		})
+		res.Files = append(res.Files, files...)
+		if err != nil {
+			return res, err
+		}
+	}
+	for _, err := range []error{runErr, writeErr, closeErr, smErr} {
 		if err != nil {
 			return res, err
 		}
@@ -231,7 +257,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	return res, nil
 }
 
-func writeExports(dir string, s export.Summary, sessions []export.InputSession, res *Result) error {
+func writeExports(dir string, names export.Files, s export.Summary, sessions []export.InputSession, res *Result) error {
 	j, err := export.ProfileJSON(s)
 	if err != nil {
 		return err
@@ -244,9 +270,9 @@ func writeExports(dir string, s export.Summary, sessions []export.InputSession, 
 		name string
 		data []byte
 	}{
-		{export.ProfileJSONFile, j},
-		{export.ProfileCSVFile, export.ProfileCSV(s.Results)},
-		{export.InputsFile, inputs},
+		{names.ProfileJSON, j},
+		{names.ProfileCSV, export.ProfileCSV(s.Results)},
+		{names.Inputs, inputs},
 	} {
 		if err := export.WriteFile(dir, f.name, f.data); err != nil {
 			return err

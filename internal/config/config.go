@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -26,11 +28,12 @@ const (
 // Profile is the configuration of one `llmbench profile` run. Its JSON form
 // is the input_config written into the exports (after Redacted).
 type Profile struct {
-	Endpoint  Endpoint  `json:"endpoint"`
-	Input     Input     `json:"input"`
-	Loadgen   Loadgen   `json:"loadgen"`
-	Tokenizer Tokenizer `json:"tokenizer"`
-	Output    Output    `json:"output"`
+	Endpoint      Endpoint      `json:"endpoint"`
+	Input         Input         `json:"input"`
+	Loadgen       Loadgen       `json:"loadgen"`
+	Tokenizer     Tokenizer     `json:"tokenizer"`
+	Output        Output        `json:"output"`
+	ServerMetrics ServerMetrics `json:"server_metrics"`
 	// CLICommand is the command line that started the run; set it from
 	// CommandLine(RedactArgs(args)) so it never holds a secret.
 	CLICommand string `json:"cli_command,omitempty"`
@@ -96,7 +99,43 @@ type Tokenizer struct {
 // Output says where artifacts go.
 type Output struct {
 	ArtifactDir string `json:"artifact_directory"`
-	UIType      string `json:"ui_type"`
+	// ExportPrefix renames the export files: <prefix>.jsonl,
+	// <prefix>_aiperf.json, <prefix>_server_metrics.json, …
+	ExportPrefix string `json:"profile_export_prefix,omitempty"`
+	UIType       string `json:"ui_type"`
+}
+
+// ServerMetrics configures the scraping of servers' Prometheus /metrics.
+type ServerMetrics struct {
+	// URLs are the extra endpoints of --server-metrics, normalised; the
+	// --url server's /metrics is scraped too unless Disabled.
+	URLs     []string `json:"urls"`
+	Disabled bool     `json:"disabled"`
+	Formats  []string `json:"formats"`
+	// SliceSeconds is --slice-duration; 0 for no time slices.
+	SliceSeconds float64 `json:"slice_duration,omitempty"`
+	// From AIPERF_SERVER_METRICS_* environment variables.
+	Interval            time.Duration `json:"-"`
+	Flush               time.Duration `json:"-"`
+	ReachabilityTimeout time.Duration `json:"-"`
+}
+
+// Server metrics export formats.
+const (
+	FormatJSON    = "json"
+	FormatCSV     = "csv"
+	FormatJSONL   = "jsonl"
+	FormatParquet = "parquet"
+)
+
+// HasFormat reports whether format f was selected.
+func (s ServerMetrics) HasFormat(f string) bool {
+	for _, x := range s.Formats {
+		if x == f {
+			return true
+		}
+	}
+	return false
 }
 
 // Default returns the profile defaults, AIPerf's where AIPerf has one.
@@ -116,7 +155,39 @@ func Default() Profile {
 		},
 		Tokenizer: Tokenizer{Name: "builtin"},
 		Output:    Output{UIType: "simple"},
+		ServerMetrics: ServerMetrics{
+			Formats:             []string{FormatJSON, FormatCSV, FormatParquet},
+			Interval:            333 * time.Millisecond,
+			Flush:               2 * time.Second,
+			ReachabilityTimeout: 10 * time.Second,
+		},
 	}
+}
+
+// ApplyEnv reads the AIPERF_SERVER_METRICS_* settings (seconds) through lookup.
+func (p *Profile) ApplyEnv(lookup func(string) (string, bool)) error {
+	for _, v := range []struct {
+		name string
+		dst  *time.Duration
+	}{
+		{"AIPERF_SERVER_METRICS_COLLECTION_INTERVAL", &p.ServerMetrics.Interval},
+		{"AIPERF_SERVER_METRICS_COLLECTION_FLUSH_PERIOD", &p.ServerMetrics.Flush},
+		{"AIPERF_SERVER_METRICS_REACHABILITY_TIMEOUT", &p.ServerMetrics.ReachabilityTimeout},
+	} {
+		raw, ok := lookup(v.name)
+		if !ok || strings.TrimSpace(raw) == "" {
+			continue
+		}
+		secs, err := strconv.ParseFloat(strings.TrimSpace(raw), 64)
+		if err != nil || secs < 0 {
+			return fmt.Errorf("%s=%q: want a number of seconds", v.name, raw)
+		}
+		*v.dst = time.Duration(secs * float64(time.Second))
+	}
+	if p.ServerMetrics.Interval <= 0 {
+		return errors.New("AIPERF_SERVER_METRICS_COLLECTION_INTERVAL must be positive")
+	}
+	return nil
 }
 
 // Finish validates p, fills in derived defaults and returns the first
@@ -196,7 +267,57 @@ func (p *Profile) Finish() error {
 	if p.Output.ArtifactDir == "" {
 		p.Output.ArtifactDir = DefaultArtifactDir(*p)
 	}
+	// "--profile-export-prefix run1.json" means prefix "run1".
+	if ext := filepath.Ext(p.Output.ExportPrefix); ext != "" {
+		p.Output.ExportPrefix = strings.TrimSuffix(p.Output.ExportPrefix, ext)
+	}
+	sm := &p.ServerMetrics
+	for _, f := range sm.Formats {
+		switch f {
+		case FormatJSON, FormatCSV, FormatJSONL, FormatParquet:
+		default:
+			return fmt.Errorf("--server-metrics-formats %q: use json, csv, jsonl or parquet", f)
+		}
+	}
+	if sm.SliceSeconds < 0 {
+		return errors.New("--slice-duration cannot be negative")
+	}
+	for i, u := range sm.URLs {
+		n, err := NormalizeMetricsURL(u)
+		if err != nil {
+			return fmt.Errorf("--server-metrics: %w", err)
+		}
+		sm.URLs[i] = n
+	}
 	return nil
+}
+
+// NormalizeMetricsURL accepts host:port, a base URL or a full metrics URL
+// and returns the URL to scrape: no path (or "/") means "/metrics".
+func NormalizeMetricsURL(raw string) (string, error) {
+	base, err := NormalizeBaseURL(raw)
+	if err != nil {
+		return "", err
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		return "", fmt.Errorf("parse %q: %w", raw, err)
+	}
+	if u.Path == "" || u.Path == "/" {
+		u.Path = "/metrics"
+	}
+	return u.String(), nil
+}
+
+// MetricsURLOf is the /metrics URL auto-discovered for a server base URL:
+// the host's /metrics, whatever API path the base URL has.
+func MetricsURLOf(base string) (string, error) {
+	u, err := url.Parse(base)
+	if err != nil {
+		return "", fmt.Errorf("parse %q: %w", base, err)
+	}
+	u.Path, u.RawQuery, u.Fragment = "/metrics", "", ""
+	return u.String(), nil
 }
 
 // DefaultArtifactDir names the artifact folder after the run, as AIPerf does:

@@ -51,7 +51,73 @@ func BindFlags(fs *flag.FlagSet, p *Profile) *Flags {
 	f.vars(boolValue{&p.Tokenizer.UseServerTokenCount}, "Use the server's usage token counts for ISL/OSL instead of the client tokenizer.", "use-server-token-count")
 	f.vars((*stringValue)(&p.Output.ArtifactDir), "Directory for the artifacts (default artifacts/<model>-openai-<type>-concurrency<N>).", "artifact-dir", "output-artifact-dir")
 	f.vars((*stringValue)(&p.Output.UIType), "Console output: simple (progress and final table) or none.", "ui-type", "ui")
+	f.vars((*stringValue)(&p.Output.ExportPrefix), "Prefix of the export files (an extension is dropped).", "profile-export-prefix", "profile-export-file")
+
+	sm := &p.ServerMetrics
+	f.vars((*appendValue)(&sm.URLs), "Extra Prometheus endpoints to scrape: URL [URL...] (host:port, base URL or full metrics URL).", "server-metrics")
+	f.vars(boolValue{&sm.Disabled}, "Do not collect server metrics.", "no-server-metrics")
+	f.vars(&replaceList{list: &sm.Formats}, "Server metrics export formats: json csv jsonl parquet (default json csv parquet).", "server-metrics-formats")
+	f.vars((*floatValue)(&sm.SliceSeconds), "Time-slice length in seconds for server metrics statistics (0: none).", "slice-duration")
 	return f
+}
+
+// ListFlags are the flags that take several space-separated values
+// (--server-metrics URL URL …); ExpandListArgs rewrites them for package flag.
+var ListFlags = []string{"server-metrics", "server-metrics-formats"}
+
+// ExpandListArgs rewrites "--flag a b c" into "--flag=a --flag=b --flag=c"
+// for the given multi-value flags: values run until the next argument that
+// starts with "-".
+func ExpandListArgs(args []string, names []string) []string {
+	multi := map[string]bool{}
+	for _, n := range names {
+		multi["-"+n], multi["--"+n] = true, true
+	}
+	out := make([]string, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return append(out, args[i:]...)
+		}
+		if !multi[a] {
+			out = append(out, a)
+			continue
+		}
+		n := 0
+		for i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+			i++
+			out = append(out, a+"="+args[i])
+			n++
+		}
+		if n == 0 {
+			out = append(out, a) // let flag report the missing value
+		}
+	}
+	return out
+}
+
+// replaceList is a list whose first Set replaces the default; later Sets
+// (repeats, or the values ExpandListArgs split out) append.
+type replaceList struct {
+	list *[]string
+	set  bool
+}
+
+func (r *replaceList) Set(v string) error {
+	if !r.set {
+		*r.list, r.set = nil, true
+	}
+	for _, s := range strings.FieldsFunc(v, func(c rune) bool { return c == ',' || c == ' ' }) {
+		*r.list = append(*r.list, strings.ToLower(s))
+	}
+	return nil
+}
+
+func (r *replaceList) String() string {
+	if r.list == nil {
+		return ""
+	}
+	return strings.Join(*r.list, " ")
 }
 
 // vars registers one value under several names; the first is the canonical

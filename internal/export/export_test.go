@@ -94,7 +94,7 @@ func TestProfileCSVGolden(t *testing.T) {
 func TestRecordWriterGolden(t *testing.T) {
 	dir := t.TempDir()
 	clock := record.ClockAt(1_763_700_000_000_000_000)
-	rw, err := NewRecordWriter(dir, clock)
+	rw, err := NewRecordWriter(dir, ProfileFiles("").Records, clock)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func TestRecordWriterGolden(t *testing.T) {
 	if err := rw.Close(); err != nil {
 		t.Fatal(err)
 	}
-	got, err := os.ReadFile(filepath.Join(dir, RecordsFile))
+	got, err := os.ReadFile(filepath.Join(dir, "profile_export.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}

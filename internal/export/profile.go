@@ -19,13 +19,19 @@ import (
 	"github.com/llmbench/llmbench/internal/stats"
 )
 
-// File names, as AIPerf names them.
-const (
-	ProfileJSONFile = "profile_export_aiperf.json"
-	ProfileCSVFile  = "profile_export_aiperf.csv"
-	RecordsFile     = "profile_export.jsonl"
-	InputsFile      = "inputs.json"
-)
+// Files are the client-side export file names.
+type Files struct {
+	ProfileJSON, ProfileCSV, Records, Inputs string
+}
+
+// ProfileFiles names the client-side exports as AIPerf does: with the default
+// prefix "profile_export", profile_export.jsonl and profile_export_aiperf.json/.csv.
+func ProfileFiles(prefix string) Files {
+	if prefix == "" {
+		prefix = "profile_export"
+	}
+	return Files{ProfileJSON: prefix + "_aiperf.json", ProfileCSV: prefix + "_aiperf.csv", Records: prefix + ".jsonl", Inputs: "inputs.json"}
+}
 
 // Summary is what the aggregated exports hold.
 type Summary struct {
@@ -197,6 +203,9 @@ func WriteFile(dir, name string, data []byte) error {
 	}
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp.Name(), 0o644)
 	}
 	if err == nil {
 		err = os.Rename(tmp.Name(), filepath.Join(dir, name))

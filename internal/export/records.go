@@ -22,12 +22,12 @@ type RecordWriter struct {
 	path  string
 }
 
-// NewRecordWriter creates dir/profile_export.jsonl.
-func NewRecordWriter(dir string, clock record.Clock) (*RecordWriter, error) {
+// NewRecordWriter creates dir/name (profile_export.jsonl).
+func NewRecordWriter(dir, name string, clock record.Clock) (*RecordWriter, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create artifact dir %s: %w", dir, err)
 	}
-	path := filepath.Join(dir, RecordsFile)
+	path := filepath.Join(dir, name)
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, fmt.Errorf("create %s: %w", path, err)

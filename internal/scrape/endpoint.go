@@ -16,33 +16,6 @@ import (
 	"github.com/llmbench/llmbench/internal/record"
 )
 
-// NormalizeURL turns host:port, a base URL or a full metrics URL into the
-// metrics URL to scrape: a URL with no path (or "/") gets "/metrics".
-func NormalizeURL(raw string) (string, error) {
-	s := strings.TrimSpace(raw)
-	if s == "" {
-		return "", errors.New("empty server metrics URL")
-	}
-	if !strings.Contains(s, "://") {
-		s = "http://" + s
-	}
-	u, err := url.Parse(s)
-	if err != nil {
-		return "", fmt.Errorf("server metrics URL %q: %w", raw, err)
-	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return "", fmt.Errorf("server metrics URL %q: scheme must be http or https", raw)
-	}
-	if u.Host == "" {
-		return "", fmt.Errorf("server metrics URL %q has no host", raw)
-	}
-	if u.Path == "" || u.Path == "/" {
-		u.Path = "/metrics"
-	}
-	u.User = nil
-	return u.String(), nil
-}
-
 // Snapshot is one successful scrape of one endpoint.
 type Snapshot struct {
 	Endpoint string

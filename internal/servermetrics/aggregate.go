@@ -398,3 +398,76 @@ func rateStats(sl []Slice) *RateStats {
 	}
 	return r
 }
+
+// Point is one sample as the Parquet export holds it.
+type Point struct {
+	T int64
+	// Value: the raw gauge value, or the counter's cumulative delta from
+	// the reference (clamped at 0).
+	Value float64
+	// Sum, Count and Buckets: a histogram's cumulative deltas.
+	Sum, Count float64
+	Buckets    []float64
+}
+
+// Points calls fn for every series (sorted) with its samples from the
+// window start to the final scrape, normalised as the Parquet schema says:
+// gauges raw; counters and histograms as cumulative deltas from the same
+// reference the aggregate statistics use, negative deltas clamped to 0.
+func (st *Store) Points(w Window, fn func(f Family, s *Series, pts []Point)) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	keys := make([]seriesKey, 0, len(st.series))
+	for k := range st.series {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		if a.name != b.name {
+			return a.name < b.name
+		}
+		if a.endpoint != b.endpoint {
+			return a.endpoint < b.endpoint
+		}
+		return a.labels < b.labels
+	})
+	var pts []Point
+	for _, k := range keys {
+		s := st.series[k]
+		ref, first, ok := st.reference(s, w)
+		if !ok {
+			continue
+		}
+		pts = pts[:0]
+		for i := first; i < len(s.T); i++ {
+			p := Point{T: s.T[i]}
+			switch s.Type {
+			case scrape.Gauge, scrape.Unknown:
+				p.Value = s.V[i]
+			case scrape.Counter:
+				base := 0.0
+				if ref >= 0 {
+					base = s.V[ref]
+				}
+				p.Value = math.Max(0, s.V[i]-base)
+			case scrape.Histogram:
+				var c0, s0 float64
+				var b0 []float64
+				if ref >= 0 {
+					c0, s0, b0 = s.Count[ref], s.Sum[ref], s.B[ref]
+				}
+				p.Count, p.Sum = math.Max(0, s.Count[i]-c0), math.Max(0, s.Sum[i]-s0)
+				p.Buckets = make([]float64, len(s.Bounds))
+				for j := range p.Buckets {
+					prev := 0.0
+					if b0 != nil {
+						prev = b0[j]
+					}
+					p.Buckets[j] = math.Max(0, s.B[i][j]-prev)
+				}
+			}
+			pts = append(pts, p)
+		}
+		fn(st.families[s.Name], s, pts)
+	}
+}

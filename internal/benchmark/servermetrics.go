@@ -1,0 +1,127 @@
+package benchmark
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/llmbench/llmbench/internal/config"
+	"github.com/llmbench/llmbench/internal/export"
+	"github.com/llmbench/llmbench/internal/record"
+	"github.com/llmbench/llmbench/internal/scrape"
+	"github.com/llmbench/llmbench/internal/servermetrics"
+	"github.com/llmbench/llmbench/internal/stats"
+)
+
+// serverMetrics is a run's server metrics collection: the collector, the
+// store it fills, and the opt-in per-scrape JSONL.
+type serverMetrics struct {
+	cfg       config.ServerMetrics
+	names     func(ext string) string
+	store     *servermetrics.Store
+	collector *scrape.Collector
+	jsonl     *export.ScrapeWriter
+	jsonlErr  error
+}
+
+// startServerMetrics scrapes the --url server's /metrics and every
+// --server-metrics endpoint; the baseline scrape happens before it returns.
+// It returns nil when collection is off.
+func startServerMetrics(ctx context.Context, p config.Profile, baseURL, dir string, clock record.Clock, log io.Writer) (*serverMetrics, error) {
+	cfg := p.ServerMetrics
+	if cfg.Disabled {
+		return nil, nil
+	}
+	urls := []string{}
+	if baseURL != "" {
+		u, err := config.MetricsURLOf(baseURL)
+		if err != nil {
+			return nil, err
+		}
+		urls = append(urls, u)
+	}
+	urls = append(urls, cfg.URLs...)
+	sm := &serverMetrics{cfg: cfg, names: export.ServerMetricsFiles(p.Output.ExportPrefix), store: servermetrics.NewStore()}
+	if cfg.HasFormat(config.FormatJSONL) {
+		w, err := export.NewScrapeWriter(dir, sm.names("jsonl"))
+		if err != nil {
+			return nil, err
+		}
+		sm.jsonl = w
+	}
+	sm.collector = scrape.NewCollector(scrape.Options{
+		URLs: urls, Interval: cfg.Interval, Flush: cfg.Flush, ReachabilityTimeout: cfg.ReachabilityTimeout,
+		Clock: clock, Log: log, Sink: sm.add,
+	})
+	sm.collector.Start(ctx)
+	return sm, nil
+}
+
+func (sm *serverMetrics) add(s *scrape.Snapshot) {
+	sm.store.Add(s)
+	if sm.jsonl != nil && sm.jsonlErr == nil {
+		sm.jsonlErr = sm.jsonl.Write(s)
+	}
+}
+
+// finish waits the flush period and takes the final scrape.
+func (sm *serverMetrics) finish(ctx context.Context) error {
+	sm.collector.Finish(ctx)
+	if sm.jsonl != nil {
+		if err := sm.jsonl.Close(); err != nil && sm.jsonlErr == nil {
+			sm.jsonlErr = err
+		}
+	}
+	return sm.jsonlErr
+}
+
+// export aggregates the profiling window and writes the selected formats,
+// returning the names written.
+func (sm *serverMetrics) export(dir string, startNs, endNs int64, start, end time.Time, base export.ServerMetrics) ([]string, error) {
+	infos := sm.collector.Infos()
+	intervals := map[string]int64{}
+	var successful []string
+	for _, in := range infos {
+		intervals[in.URL] = in.UpdateIntervalNs
+		if in.TotalFetches > 0 && !in.Disabled {
+			successful = append(successful, in.URL)
+		}
+	}
+	w := servermetrics.Window{StartNs: startNs, EndNs: endNs, SliceNs: int64(sm.cfg.SliceSeconds * 1e9), UpdateIntervalNs: intervals}
+	base.Configured, base.Successful, base.Infos = sm.collector.Configured(), successful, infos
+	base.Metrics = sm.store.Aggregate(w, stats.BucketLinear{})
+	base.Window, base.Start, base.End = w, start, end
+
+	var files []string
+	if sm.jsonl != nil {
+		files = append(files, sm.names("jsonl"))
+	}
+	write := func(ext string, render func() ([]byte, error)) error {
+		data, err := render()
+		if err != nil {
+			return err
+		}
+		if err := export.WriteFile(dir, sm.names(ext), data); err != nil {
+			return err
+		}
+		files = append(files, sm.names(ext))
+		return nil
+	}
+	if sm.cfg.HasFormat(config.FormatJSON) {
+		if err := write("json", func() ([]byte, error) { return export.ServerMetricsJSON(base) }); err != nil {
+			return files, err
+		}
+	}
+	if sm.cfg.HasFormat(config.FormatCSV) {
+		if err := write("csv", func() ([]byte, error) { return export.ServerMetricsCSV(base) }); err != nil {
+			return files, err
+		}
+	}
+	if sm.cfg.HasFormat(config.FormatParquet) {
+		if err := write("parquet", func() ([]byte, error) { return export.ServerMetricsParquet(sm.store, base) }); err != nil {
+			return files, fmt.Errorf("parquet export: %w", err)
+		}
+	}
+	return files, nil
+}
