@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -33,16 +34,32 @@ type Config struct {
 	ErrorEvery   int // HTTP 500 with an error body
 	DropEvery    int // connection closed halfway through the response
 	GarbageEvery int // a malformed chunk (or body) instead of JSON
+
+	// MetricsProfile is the engine whose /metrics are imitated: vllm,
+	// sglang, trtllm (JSON at /metrics, Prometheus at /prometheus/metrics),
+	// dynamo or triton.
+	MetricsProfile string
+	// MetricsDelay slows every /metrics answer down.
+	MetricsDelay time.Duration
+	// MetricsDieAfter closes the connection of every scrape after the Nth.
+	MetricsDieAfter int
+	// MetricsResetAfter restarts the counters after the Nth scrape, as a
+	// server restart would.
+	MetricsResetAfter int
+	// MetricsReplay serves these exposition files, one per scrape, staying
+	// on the last, instead of live metrics.
+	MetricsReplay []string
 }
 
 // DefaultConfig is a quick, realistic-looking server.
 func DefaultConfig() Config {
 	return Config{
-		TTFT:          50 * time.Millisecond,
-		ITL:           10 * time.Millisecond,
-		OutputMean:    100,
-		KVCacheTokens: 262144,
-		Seed:          1,
+		TTFT:           50 * time.Millisecond,
+		ITL:            10 * time.Millisecond,
+		OutputMean:     100,
+		KVCacheTokens:  262144,
+		Seed:           1,
+		MetricsProfile: "vllm",
 	}
 }
 
@@ -56,6 +73,12 @@ func (c Config) Validate() error {
 	}
 	if c.MaxNumSeqs < 0 || c.ErrorEvery < 0 || c.DropEvery < 0 || c.GarbageEvery < 0 {
 		return errors.New("mock server counts cannot be negative")
+	}
+	if _, err := profileFor(c.MetricsProfile, DefaultModel); err != nil {
+		return err
+	}
+	if c.MetricsDieAfter < 0 || c.MetricsResetAfter < 0 || c.MetricsDelay < 0 {
+		return errors.New("mock server metrics faults cannot be negative")
 	}
 	if c.KVCacheTokens < 1 {
 		return errors.New("mock server kv cache must hold at least 1 token")
@@ -78,6 +101,18 @@ func (c *Config) BindFlags(fs *flag.FlagSet, prefix string) {
 	fs.IntVar(&c.ErrorEvery, prefix+"error-every", c.ErrorEvery, "answer every Nth request with HTTP 500 (0: never)")
 	fs.IntVar(&c.DropEvery, prefix+"drop-every", c.DropEvery, "drop the connection of every Nth request halfway (0: never)")
 	fs.IntVar(&c.GarbageEvery, prefix+"garbage-every", c.GarbageEvery, "send a malformed chunk in every Nth response (0: never)")
+	fs.StringVar(&c.MetricsProfile, prefix+"metrics-profile", c.MetricsProfile, "engine whose /metrics to imitate: vllm, sglang, trtllm, dynamo, triton")
+	fs.Var((*msValue)(&c.MetricsDelay), prefix+"metrics-delay-ms", "delay every /metrics answer, ms")
+	fs.IntVar(&c.MetricsDieAfter, prefix+"metrics-die-after", c.MetricsDieAfter, "drop the connection of every /metrics scrape after the Nth (0: never)")
+	fs.IntVar(&c.MetricsResetAfter, prefix+"metrics-reset-after", c.MetricsResetAfter, "reset the counters after the Nth /metrics scrape (0: never)")
+	fs.Func(prefix+"metrics-replay", "serve these Prometheus exposition files (comma-separated), one per scrape, instead of live metrics", func(v string) error {
+		for _, f := range strings.Split(v, ",") {
+			if f = strings.TrimSpace(f); f != "" {
+				c.MetricsReplay = append(c.MetricsReplay, f)
+			}
+		}
+		return nil
+	})
 }
 
 type msValue time.Duration

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -38,10 +39,26 @@ type Server struct {
 	state   state
 	seq     atomic.Uint64
 	slots   chan struct{} // nil when MaxNumSeqs is 0
-	engine  engineMetrics
-	metrics http.Handler
+	metrics atomic.Pointer[engineSet]
+	scrapes atomic.Int64
+	replay  [][]byte
 	mux     *http.ServeMux
 }
+
+// engineSet is a live engine with the registry behind its /metrics;
+// replaced whole to simulate a restart that resets the counters.
+type engineSet struct {
+	engine  engineMetrics
+	handler http.Handler
+}
+
+func (s *Server) newEngineSet() *engineSet {
+	p, _ := profileFor(s.cfg.MetricsProfile, DefaultModel) // validated in New
+	reg := prometheus.NewRegistry()
+	return &engineSet{engine: newEngine(reg, p, &s.state), handler: promhttp.HandlerFor(reg, promhttp.HandlerOpts{})}
+}
+
+func (s *Server) engine() engineMetrics { return s.metrics.Load().engine }
 
 // New makes a server from cfg.
 func New(cfg Config) (*Server, error) {
@@ -53,17 +70,60 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxNumSeqs > 0 {
 		s.slots = make(chan struct{}, cfg.MaxNumSeqs)
 	}
-	reg := prometheus.NewRegistry()
-	s.engine = newVLLMMetrics(reg, DefaultModel, &s.state)
-	s.metrics = promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+	s.metrics.Store(s.newEngineSet())
+	for _, f := range cfg.MetricsReplay {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("mock server metrics replay: %w", err)
+		}
+		s.replay = append(s.replay, b)
+	}
 
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, apiChat) })
 	s.mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, apiCompletions) })
 	s.mux.HandleFunc("GET /v1/models", s.models)
 	s.mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
-	s.mux.Handle("GET /metrics", s.metrics)
+	if cfg.MetricsProfile == "trtllm" {
+		// trtllm-serve: iteration stats as JSON at /metrics, Prometheus at
+		// /prometheus/metrics.
+		s.mux.HandleFunc("GET /metrics", s.iterationStats)
+		s.mux.HandleFunc("GET /prometheus/metrics", s.serveMetrics)
+	} else {
+		s.mux.HandleFunc("GET /metrics", s.serveMetrics)
+	}
 	return s, nil
+}
+
+// Scrapes is the number of /metrics requests received.
+func (s *Server) Scrapes() int64 { return s.scrapes.Load() }
+
+func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
+	n := s.scrapes.Add(1)
+	if s.cfg.MetricsDieAfter > 0 && n > int64(s.cfg.MetricsDieAfter) {
+		panic(http.ErrAbortHandler)
+	}
+	if d := s.cfg.MetricsDelay; d > 0 {
+		select {
+		case <-time.After(d):
+		case <-r.Context().Done():
+			return
+		}
+	}
+	if len(s.replay) > 0 {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+		_, _ = w.Write(s.replay[min(int(n), len(s.replay))-1])
+		return
+	}
+	if s.cfg.MetricsResetAfter > 0 && n == int64(s.cfg.MetricsResetAfter)+1 {
+		s.metrics.Store(s.newEngineSet())
+	}
+	s.metrics.Load().handler.ServeHTTP(w, r)
+}
+
+func (s *Server) iterationStats(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(w, `[{"iter":%d,"numActiveRequests":%d,"numQueuedRequests":%d,"gpuMemUsage":0}]`, s.seq.Load(), s.state.running.Load(), s.state.waiting.Load())
 }
 
 // Handler serves the OpenAI-compatible API, /health and /metrics.
@@ -299,9 +359,9 @@ func (g *generation) run(ctx context.Context, arrival, admitted time.Time) {
 		}
 		now := time.Now()
 		if i == 0 {
-			g.s.engine.firstToken(admitted.Sub(arrival).Seconds(), now.Sub(admitted).Seconds(), g.promptTokens)
+			g.s.engine().firstToken(admitted.Sub(arrival).Seconds(), now.Sub(admitted).Seconds(), g.promptTokens)
 		} else {
-			g.s.engine.token(now.Sub(prev).Seconds())
+			g.s.engine().token(now.Sub(prev).Seconds())
 		}
 		prev = now
 		g.s.state.kvTokens.Add(1)
@@ -320,7 +380,7 @@ func (g *generation) run(ctx context.Context, arrival, admitted time.Time) {
 		next = next.Add(g.jittered(cfg.ITL, cfg.ITLJitter))
 	}
 	e2e := time.Since(arrival).Seconds()
-	g.s.engine.finished(e2e, g.promptTokens, g.outTokens, g.reason)
+	g.s.engine().finished(e2e, g.promptTokens, g.outTokens, g.reason)
 
 	usage := fmt.Appendf(nil, `{"prompt_tokens":%d,"total_tokens":%d,"completion_tokens":%d}`, g.promptTokens, g.promptTokens+g.outTokens, g.outTokens)
 	if g.stream {

@@ -1,0 +1,238 @@
+package scrape
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/llmbench/llmbench/internal/mockserver"
+	"github.com/llmbench/llmbench/internal/record"
+)
+
+func mock(t *testing.T, mutate func(*mockserver.Config)) (*mockserver.Server, string) {
+	t.Helper()
+	cfg := mockserver.DefaultConfig()
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	s, err := mockserver.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	url, stop, err := s.Start(context.Background(), "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	return s, url
+}
+
+type sink struct {
+	mu    sync.Mutex
+	snaps []*Snapshot
+}
+
+func (s *sink) add(x *Snapshot) {
+	s.mu.Lock()
+	s.snaps = append(s.snaps, x)
+	s.mu.Unlock()
+}
+
+func (s *sink) from(endpoint string) []*Snapshot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []*Snapshot
+	for _, x := range s.snaps {
+		if x.Endpoint == endpoint {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// run collects for d with the given interval and returns what it saw.
+func run(t *testing.T, urls []string, interval, d time.Duration) (*Collector, *sink, string) {
+	t.Helper()
+	var log bytes.Buffer
+	var logMu sync.Mutex
+	sk := &sink{}
+	c := NewCollector(Options{URLs: urls, Interval: interval, ReachabilityTimeout: 2 * time.Second, Clock: record.NewClock(),
+		Log: writerFunc(func(p []byte) (int, error) { logMu.Lock(); defer logMu.Unlock(); return log.Write(p) }), Sink: sk.add})
+	c.Start(context.Background())
+	time.Sleep(d)
+	c.Finish(context.Background())
+	return c, sk, log.String()
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+func info(t *testing.T, c *Collector, url string) Info {
+	t.Helper()
+	for _, in := range c.Infos() {
+		if in.URL == url {
+			return in
+		}
+	}
+	t.Fatalf("no info for %s", url)
+	return Info{}
+}
+
+func TestTRTLLMFallback(t *testing.T) {
+	_, url := mock(t, func(c *mockserver.Config) { c.MetricsProfile = "trtllm" })
+	c, sk, log := run(t, []string{url + "/metrics"}, 50*time.Millisecond, 200*time.Millisecond)
+	alt := url + "/prometheus/metrics"
+	snaps := sk.from(alt)
+	if len(snaps) < 3 || len(sk.snaps) != len(snaps) {
+		t.Fatalf("%d snapshots from %s, %d in all; log %q", len(snaps), alt, len(sk.snaps), log)
+	}
+	if !strings.Contains(log, "using "+alt) || strings.Contains(log, "WARNING") {
+		t.Fatalf("log %q", log)
+	}
+	found := false
+	for _, f := range snaps[0].Families {
+		found = found || f.Name == "trtllm_time_to_first_token_seconds"
+	}
+	if !found {
+		t.Fatal("no trtllm_time_to_first_token_seconds in the fallback's metrics")
+	}
+	if in := info(t, c, alt); in.Disabled || in.TotalFetches != len(snaps) {
+		t.Fatalf("info %+v", in)
+	}
+}
+
+func TestNonPrometheusDisabledOnceOthersUnaffected(t *testing.T) {
+	var jsonHits, altHits int
+	var mu sync.Mutex
+	bad := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		if r.URL.Path == "/prometheus/metrics" {
+			altHits++
+			http.NotFound(w, r)
+			return
+		}
+		jsonHits++
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`[{"iter": 1}]`))
+	}))
+	defer bad.Close()
+	garbage := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		w.Write([]byte("<html>not metrics</html>"))
+	}))
+	defer garbage.Close()
+	_, good := mock(t, nil)
+	c, sk, log := run(t, []string{bad.URL + "/metrics", garbage.URL + "/stats", good + "/metrics"}, 40*time.Millisecond, 250*time.Millisecond)
+
+	if n := strings.Count(log, "WARNING"); n != 2 {
+		t.Fatalf("%d warnings, want one per bad endpoint:\n%s", n, log)
+	}
+	for _, want := range []string{"Disabling server metrics collection for " + bad.URL + "/metrics", "content-type 'application/json'", "--no-server-metrics", garbage.URL + "/stats"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("log lacks %q:\n%s", want, log)
+		}
+	}
+	mu.Lock()
+	if jsonHits != 1 || altHits != 1 {
+		t.Errorf("bad endpoint hit %d times and its fallback %d times, want 1 and 1", jsonHits, altHits)
+	}
+	mu.Unlock()
+	if len(sk.from(good+"/metrics")) < 5 {
+		t.Errorf("good endpoint delivered %d snapshots", len(sk.from(good+"/metrics")))
+	}
+	if in := info(t, c, bad.URL+"/metrics"); !in.Disabled || in.TotalFetches != 0 {
+		t.Errorf("bad endpoint info %+v", in)
+	}
+}
+
+func TestSlowEndpointDoesNotDelayOthers(t *testing.T) {
+	_, slow := mock(t, func(c *mockserver.Config) { c.MetricsDelay = 300 * time.Millisecond })
+	_, fast := mock(t, nil)
+	start := time.Now()
+	c, sk, _ := run(t, []string{slow + "/metrics", fast + "/metrics"}, 50*time.Millisecond, 600*time.Millisecond)
+	_ = c
+	// The baseline waits for the slow one (300 ms), then 600 ms of 50 ms
+	// ticks: about 12 for the fast endpoint, 2 or 3 for the slow one.
+	if n := len(sk.from(fast + "/metrics")); n < 9 {
+		t.Errorf("fast endpoint got %d scrapes in %v, want at least 9", n, time.Since(start))
+	}
+	if n := len(sk.from(slow + "/metrics")); n > 5 {
+		t.Errorf("slow endpoint got %d scrapes, want at most 5", n)
+	}
+}
+
+func TestEndpointDyingMidRun(t *testing.T) {
+	srv, url := mock(t, func(c *mockserver.Config) { c.MetricsDieAfter = 3 })
+	c, sk, log := run(t, []string{url + "/metrics"}, 30*time.Millisecond, 300*time.Millisecond)
+	in := info(t, c, url+"/metrics")
+	if len(sk.snaps) != 3 || in.TotalFetches != 3 || in.Failures < 3 || srv.Scrapes() < 6 {
+		t.Fatalf("%d snapshots, info %+v, server saw %d scrapes", len(sk.snaps), in, srv.Scrapes())
+	}
+	if n := strings.Count(log, "WARNING"); n != 1 {
+		t.Fatalf("%d warnings for a dying endpoint, want 1:\n%s", n, log)
+	}
+}
+
+func TestScheduleDoesNotDrift(t *testing.T) {
+	_, url := mock(t, func(c *mockserver.Config) { c.MetricsDelay = 7 * time.Millisecond })
+	const iv = 40 * time.Millisecond
+	_, sk, _ := run(t, []string{url + "/metrics"}, iv, 1200*time.Millisecond)
+	snaps := sk.snaps[1 : len(sk.snaps)-1] // periodic ones: not the baseline, not the final
+	if len(snaps) < 25 {
+		t.Fatalf("only %d periodic scrapes", len(snaps))
+	}
+	// Each scrape is sent at start + k·interval: its offset from the grid
+	// must not grow with k (a drifting loop would add the 7 ms fetch time
+	// every tick, ~200 ms by the end).
+	t0 := snaps[0].RequestSentNs
+	for _, s := range snaps {
+		k := (s.RequestSentNs - t0 + int64(iv)/2) / int64(iv)
+		if off := time.Duration(s.RequestSentNs - t0 - k*int64(iv)); off > 15*time.Millisecond || off < -15*time.Millisecond {
+			t.Fatalf("scrape %d is %v off the schedule", k, off)
+		}
+	}
+}
+
+func TestUniqueUpdates(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.prom")
+	b := filepath.Join(dir, "b.prom")
+	os.WriteFile(a, []byte("# TYPE x counter\nx_total 1\n"), 0o644)
+	os.WriteFile(b, []byte("# TYPE x counter\nx_total 2\n"), 0o644)
+	// Replay a, a, b, then b forever: 2 distinct contents.
+	_, url := mock(t, func(c *mockserver.Config) { c.MetricsReplay = []string{a, a, b} })
+	c, sk, _ := run(t, []string{url + "/metrics"}, 30*time.Millisecond, 200*time.Millisecond)
+	in := info(t, c, url+"/metrics")
+	if in.UniqueUpdates != 2 || in.TotalFetches != len(sk.snaps) || in.TotalFetches < 5 {
+		t.Fatalf("info %+v with %d snapshots, want 2 unique updates", in, len(sk.snaps))
+	}
+	if !sk.snaps[0].Changed || sk.snaps[1].Changed || !sk.snaps[2].Changed || sk.snaps[3].Changed {
+		t.Fatal("Changed flags do not follow the content")
+	}
+	if in.MedianUpdateMs != nil {
+		t.Fatal("median update interval needs 2 intervals, there is 1")
+	}
+}
+
+func TestFallbackURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://h:8000/metrics":            "http://h:8000/prometheus/metrics",
+		"http://h:8000/v1/metrics":         "http://h:8000/v1/prometheus/metrics",
+		"http://h:8000/prometheus/metrics": "",
+		"http://h:8000/stats":              "",
+	} {
+		got, ok := fallbackURL(in)
+		if got != want || ok != (want != "") {
+			t.Errorf("fallbackURL(%s) = %q %v, want %q", in, got, ok, want)
+		}
+	}
+}
