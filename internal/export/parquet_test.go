@@ -1,0 +1,176 @@
+package export
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/llmbench/llmbench/internal/scrape"
+	"github.com/llmbench/llmbench/internal/servermetrics"
+)
+
+var npmOnce sync.Once
+var npmErr error
+
+// duckdb runs sql with DuckDB (the npm package in testdata/parquet-reader,
+// installed with npm on first use) and returns the rows.
+func duckdb(t *testing.T, sql string) []map[string]any {
+	t.Helper()
+	dir, _ := filepath.Abs(filepath.Join("testdata", "parquet-reader"))
+	npmOnce.Do(func() {
+		if _, err := os.Stat(filepath.Join(dir, "node_modules", "@duckdb", "node-api")); err == nil {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "npm", "install", "--no-audit", "--no-fund")
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			npmErr = err
+			t.Logf("npm ci: %s", out)
+		}
+	})
+	if npmErr != nil {
+		t.Fatalf("install the Parquet reader (npm install in %s): %v", dir, npmErr)
+	}
+	cmd := exec.Command("node", "query.mjs", sql)
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			t.Fatalf("duckdb %q: %v: %s", sql, err, ee.Stderr)
+		}
+		t.Fatalf("duckdb %q: %v", sql, err)
+	}
+	var rows []map[string]any
+	if err := json.Unmarshal(out, &rows); err != nil {
+		t.Fatalf("duckdb output %q: %v", out, err)
+	}
+	return rows
+}
+
+const sec = int64(1e9)
+
+// parquetStore: scrapes at t=0 (baseline, before the window), 1 s and 2 s.
+func parquetStore(endpoint string, labels []scrape.Label) *servermetrics.Store {
+	st := servermetrics.NewStore()
+	inf := math.Inf(1)
+	for i, v := range []float64{10, 15, 22} {
+		st.Add(&scrape.Snapshot{Endpoint: endpoint, FirstByteNs: int64(i) * sec, Families: []scrape.Family{
+			{Name: "g_running", Type: scrape.Gauge, Help: "Running requests.", Series: []scrape.Series{{Labels: labels, Value: v / 10}}},
+			{Name: "c_tokens", Type: scrape.Counter, Help: "Tokens.", Series: []scrape.Series{{Labels: labels, Value: v}}},
+			{Name: "h_seconds", Type: scrape.Histogram, Help: "Latency in seconds.", Series: []scrape.Series{{Labels: labels, Sum: v, Count: v,
+				Buckets: []scrape.Bucket{{UpperBound: 0.5, Count: v - 5}, {UpperBound: inf, Count: v}}}}},
+		}})
+	}
+	return st
+}
+
+func writeParquet(t *testing.T, st *servermetrics.Store, path, endpoint string) {
+	t.Helper()
+	sm := ServerMetrics{Version: "0.1.0", BenchmarkID: "bench-1", Successful: []string{endpoint}, ModelNames: []string{"m"}, Concurrency: 4,
+		Window: servermetrics.Window{StartNs: sec / 2, EndNs: 2 * sec}, InputConfig: map[string]any{"model": "m"}}
+	data, err := ServerMetricsParquet(st, sm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestParquetReadByDuckDB(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.parquet")
+	// "value" is a reserved column name: that label must be left out.
+	writeParquet(t, parquetStore("http://a/metrics", []scrape.Label{{Name: "model_name", Value: "m"}, {Name: "value", Value: "x"}, {Name: "engine", Value: "0"}}), a, "http://a/metrics")
+
+	cols := duckdb(t, "SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM read_parquet('"+a+"'))")
+	var names []string
+	for _, c := range cols {
+		names = append(names, c["column_name"].(string))
+	}
+	want := "endpoint_url metric_name metric_type unit description timestamp_ns engine model_name value sum count bucket_le bucket_count"
+	if strings.Join(names, " ") != want {
+		t.Fatalf("columns %v\nwant %s", names, want)
+	}
+	if cols[5]["column_type"] != "BIGINT" || cols[8]["column_type"] != "DOUBLE" {
+		t.Fatalf("types %v", cols)
+	}
+
+	// Counter: deltas from the t=0 reference (10): 5 then 12. Gauge raw.
+	rows := duckdb(t, "SELECT metric_name, metric_type, unit, timestamp_ns, value FROM read_parquet('"+a+"') WHERE metric_type <> 'histogram' ORDER BY metric_name, timestamp_ns")
+	got := []string{}
+	for _, r := range rows {
+		unit, _ := r["unit"].(string)
+		got = append(got, r["metric_name"].(string)+"|"+unit+"|"+r["timestamp_ns"].(string)+"|"+jsonNum(r["value"]))
+	}
+	wantRows := []string{"c_tokens|tokens|1000000000|5", "c_tokens|tokens|2000000000|12", "g_running||1000000000|1.5", "g_running||2000000000|2.2"}
+	if strings.Join(got, " ") != strings.Join(wantRows, " ") {
+		t.Fatalf("rows %v\nwant %v", got, wantRows)
+	}
+	// Histogram: one row per bucket per scrape, cumulative deltas.
+	rows = duckdb(t, "SELECT timestamp_ns, bucket_le, bucket_count, count, sum, value FROM read_parquet('"+a+"') WHERE metric_name='h_seconds' ORDER BY timestamp_ns, bucket_count")
+	got = got[:0]
+	for _, r := range rows {
+		got = append(got, r["timestamp_ns"].(string)+"|"+r["bucket_le"].(string)+"|"+jsonNum(r["bucket_count"])+"|"+jsonNum(r["count"])+"|"+jsonNum(r["sum"])+"|"+jsonNum(r["value"]))
+	}
+	wantRows = []string{"1000000000|0.5|5|5|5|null", "1000000000|+Inf|5|5|5|null", "2000000000|0.5|12|12|12|null", "2000000000|+Inf|12|12|12|null"}
+	if strings.Join(got, " ") != strings.Join(wantRows, " ") {
+		t.Fatalf("histogram rows %v\nwant %v", got, wantRows)
+	}
+
+	meta := duckdb(t, "SELECT decode(key) AS k, decode(value) AS v FROM parquet_kv_metadata('"+a+"')")
+	kv := map[string]string{}
+	for _, r := range meta {
+		kv[r["k"].(string)] = r["v"].(string)
+	}
+	for k, v := range map[string]string{"aiperf.schema_version": "1.0", "aiperf.benchmark_id": "bench-1", "aiperf.version": "0.1.0",
+		"aiperf.label_columns": `["engine","model_name"]`, "aiperf.metric_count": "3", "aiperf.endpoint_count": "1",
+		"aiperf.metric_type_counts": `{"counter":1,"gauge":1,"histogram":1,"unknown":0}`, "aiperf.time_filter_start_ns": "500000000",
+		"aiperf.profiling_duration_seconds": "1.5", "aiperf.model_names": `["m"]`, "aiperf.concurrency": "4"} {
+		if kv[k] != v {
+			t.Errorf("metadata %s = %q, want %q", k, kv[k], v)
+		}
+	}
+	for _, k := range []string{"aiperf.exporter", "aiperf.export_timestamp_utc", "aiperf.input_config", "aiperf.hostname", "aiperf.schema_note", "aiperf.python_version", "aiperf.pyarrow_version", "aiperf.endpoint_urls"} {
+		if kv[k] == "" {
+			t.Errorf("metadata %s missing", k)
+		}
+	}
+	comp := duckdb(t, "SELECT DISTINCT compression FROM parquet_metadata('"+a+"')")
+	if len(comp) != 1 || comp[0]["compression"] != "SNAPPY" {
+		t.Fatalf("compression %v", comp)
+	}
+
+	// Two runs whose label columns differ, read together by name.
+	b := filepath.Join(dir, "b.parquet")
+	writeParquet(t, parquetStore("http://b/metrics", []scrape.Label{{Name: "tp_rank", Value: "0"}}), b, "http://b/metrics")
+	rows = duckdb(t, "SELECT endpoint_url, count(*) AS n, count(model_name) AS with_model, count(tp_rank) AS with_rank FROM read_parquet(['"+a+"', '"+b+"'], union_by_name=true) GROUP BY endpoint_url ORDER BY endpoint_url")
+	if len(rows) != 2 || jsonNum(rows[0]["n"]) != "8" || jsonNum(rows[0]["with_model"]) != "8" || jsonNum(rows[0]["with_rank"]) != "0" ||
+		jsonNum(rows[1]["with_model"]) != "0" || jsonNum(rows[1]["with_rank"]) != "8" {
+		t.Fatalf("union_by_name rows %v", rows)
+	}
+}
+
+func jsonNum(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return x
+	case float64:
+		b, _ := json.Marshal(x)
+		return string(b)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
