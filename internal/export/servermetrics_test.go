@@ -1,0 +1,116 @@
+package export
+
+import (
+	"encoding/json"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/llmbench/llmbench/internal/scrape"
+	"github.com/llmbench/llmbench/internal/servermetrics"
+	"github.com/llmbench/llmbench/internal/stats"
+)
+
+// goldenServerMetrics scrapes two endpoints at t = 0..4 s; the window is
+// [0.5 s, 3.5 s] with 2 s slices (one complete, one partial).
+func goldenServerMetrics() ServerMetrics {
+	st := servermetrics.NewStore()
+	inf := math.Inf(1)
+	model := []scrape.Label{{Name: "model_name", Value: "m"}}
+	for _, ep := range []string{"http://a:8000/metrics", "http://b:8001/metrics"} {
+		for i := range 5 {
+			v := float64(i)
+			st.Add(&scrape.Snapshot{Endpoint: ep, FirstByteNs: int64(i) * sec, Families: []scrape.Family{
+				{Name: "vllm:num_requests_running", Type: scrape.Gauge, Help: "Number of requests in model execution batches.", Series: []scrape.Series{{Labels: model, Value: v * 2}}},
+				{Name: "vllm:kv_cache_usage_perc", Type: scrape.Gauge, Help: "KV-cache usage. 1 means 100 percent usage.", Series: []scrape.Series{{Labels: model, Value: 0.25}}},
+				{Name: "vllm:generation_tokens", Type: scrape.Counter, Help: "Number of generation tokens processed.", Series: []scrape.Series{{Labels: model, Value: 100 * v * v}}},
+				{Name: "vllm:num_preemptions", Type: scrape.Counter, Help: "Cumulative number of preemption from the engine.", Series: []scrape.Series{{Labels: model, Value: 3}}},
+				{Name: "vllm:e2e_request_latency_seconds", Type: scrape.Histogram, Help: "Histogram of e2e request latency in seconds.", Series: []scrape.Series{{Labels: model,
+					Sum: 0.4 * v, Count: v, Buckets: []scrape.Bucket{{UpperBound: 0.3, Count: 0}, {UpperBound: 0.5, Count: v}, {UpperBound: inf, Count: v}}}}},
+				{Name: "vllm:request_queue_time_seconds", Type: scrape.Histogram, Help: "Histogram of time spent in WAITING phase for request.", Series: []scrape.Series{{Labels: model,
+					Buckets: []scrape.Bucket{{UpperBound: 0.3, Count: 0}, {UpperBound: inf, Count: 0}}}}},
+				{Name: "vllm:cache_config_info", Type: scrape.Gauge, Help: "Information of the LLMEngine CacheConfig", Series: []scrape.Series{{Labels: []scrape.Label{{Name: "block_size", Value: "16"}}, Value: 1}}},
+				{Name: "process_open_fds", Type: scrape.Unknown, Series: []scrape.Series{{Value: 12}}},
+			}})
+		}
+	}
+	w := servermetrics.Window{StartNs: sec / 2, EndNs: 3*sec + sec/2, SliceNs: 2 * sec}
+	med := 1000.0
+	return ServerMetrics{
+		SchemaVersion: "1.0", Version: "0.1.0", BenchmarkID: "00000000-0000-4000-8000-000000000000",
+		Configured: []string{"http://a:8000/metrics", "http://b:8001/metrics", "http://dead:9/metrics"},
+		Successful: []string{"http://a:8000/metrics", "http://b:8001/metrics"},
+		Start:      time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC), End: time.Date(2026, 11, 21, 12, 0, 4, 0, time.UTC),
+		Infos: []scrape.Info{{URL: "http://a:8000/metrics", TotalFetches: 5, FirstFetchNs: 0, LastFetchNs: 4 * sec, AvgFetchLatency: 1.5,
+			UniqueUpdates: 5, LastUpdateNs: 4 * sec, DurationSeconds: 4, AvgUpdateMs: 1000, MedianUpdateMs: &med},
+			{URL: "http://dead:9/metrics", Disabled: true}},
+		Metrics: st.Aggregate(w, stats.BucketLinear{}), Window: w,
+		InputConfig: map[string]any{"endpoint": map[string]any{"model_names": []string{"m"}}},
+	}
+}
+
+func TestServerMetricsJSONGolden(t *testing.T) {
+	got, err := ServerMetricsJSON(goldenServerMetrics())
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "server_metrics_export.json", got)
+
+	var doc struct {
+		Summary struct {
+			EndpointInfo map[string]map[string]any `json:"endpoint_info"`
+		} `json:"summary"`
+		Metrics map[string]struct {
+			Type   string `json:"type"`
+			Unit   string `json:"unit"`
+			Series []struct {
+				EndpointURL string                       `json:"endpoint_url"`
+				Labels      map[string]string            `json:"labels"`
+				Stats       map[string]float64           `json:"stats"`
+				Buckets     map[string]float64           `json:"buckets"`
+				Timeslices  []map[string]json.RawMessage `json:"timeslices"`
+			} `json:"series"`
+		} `json:"metrics"`
+	}
+	if err := json.Unmarshal(got, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := doc.Summary.EndpointInfo["http://dead:9/metrics"]; ok || len(doc.Summary.EndpointInfo) != 1 {
+		t.Fatalf("endpoint_info %v: only endpoints that answered", doc.Summary.EndpointInfo)
+	}
+	m := doc.Metrics["vllm:generation_tokens"]
+	// Two endpoints, one series each; reference t=0 (0), final t=4 (1600).
+	if len(m.Series) != 2 || m.Series[0].EndpointURL != "http://a:8000/metrics" || m.Series[0].Stats["total"] != 1600 || m.Series[0].Stats["rate"] != 1600.0/3 {
+		t.Fatalf("counter %+v", m)
+	}
+	// Slices: [0.5, 2.5): 400-0 = 400 at 200/s complete; [2.5, 3.5]: 900-400 = 500, partial.
+	ts := m.Series[0].Timeslices
+	if len(ts) != 2 || string(ts[0]["total"]) != "400" || string(ts[1]["is_complete"]) != "false" || ts[0]["is_complete"] != nil {
+		t.Fatalf("timeslices %v", ts)
+	}
+	if s := m.Series[0].Stats; s["rate_avg"] != 200 || s["rate_std"] != 0 {
+		t.Fatalf("rate stats use the complete slice only: %v", s)
+	}
+	if m := doc.Metrics["vllm:num_preemptions"].Series[0].Stats; m["total"] != 0 || m["rate"] != 0 {
+		t.Fatalf("idle counter %v", m)
+	}
+	empty := doc.Metrics["vllm:request_queue_time_seconds"].Series[0]
+	if len(empty.Stats) != 1 || empty.Stats["count"] != 0 || len(empty.Buckets) != 2 || empty.Timeslices != nil {
+		t.Fatalf("empty histogram %+v: stats count 0 only, zero buckets, no slices", empty)
+	}
+	kv := doc.Metrics["vllm:kv_cache_usage_perc"]
+	if kv.Unit != "ratio" || kv.Series[0].Stats["p99"] != 0.25 || kv.Series[0].Stats["std"] != 0 {
+		t.Fatalf("constant gauge %+v", kv)
+	}
+	if doc.Metrics["process_open_fds"].Type != "unknown" {
+		t.Fatal("untyped family not exported as unknown")
+	}
+}
+
+func TestServerMetricsCSVGolden(t *testing.T) {
+	got, err := ServerMetricsCSV(goldenServerMetrics())
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "server_metrics_export.csv", got)
+}
