@@ -3,12 +3,15 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/llmbench/llmbench/internal/mockserver"
 )
 
 type metricJSON struct {
@@ -258,5 +261,124 @@ func TestUsageErrors(t *testing.T) {
 	stderr.Reset()
 	if code := run([]string{"llmbench", "frobnicate"}, &stdout, &stderr); code != exitUsage || !strings.Contains(stderr.String(), "unknown command") {
 		t.Fatalf("exit %d, stderr %q", code, stderr.String())
+	}
+}
+
+// TestProfileServerMetricsTwoEndpoints runs profile against the in-process
+// vLLM-like server, with a second, SGLang-like server added through
+// --server-metrics, and reads every server metrics export back.
+func TestProfileServerMetricsTwoEndpoints(t *testing.T) {
+	cfg := mockserver.DefaultConfig()
+	cfg.MetricsProfile = "sglang"
+	sg, err := mockserver.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sgURL, stop, err := sg.Start(context.Background(), "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	t.Setenv("AIPERF_SERVER_METRICS_COLLECTION_INTERVAL", "0.05")
+	t.Setenv("AIPERF_SERVER_METRICS_COLLECTION_FLUSH_PERIOD", "0.2")
+
+	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"llmbench", "profile", "-m", "m", "--streaming", "--concurrency", "4", "--request-count", "24",
+		"--warmup-request-count", "4", "--osl", "10", "--mock-ttft-ms", "10", "--mock-itl-ms", "3",
+		"--server-metrics", strings.TrimPrefix(sgURL, "http://"), "--server-metrics-formats", "json", "csv", "jsonl", "parquet",
+		"--slice-duration", "0.1", "--profile-export-prefix", "run1.json", "--artifact-dir", dir, "--ui-type", "none"}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	for _, f := range []string{"run1.jsonl", "run1_aiperf.json", "run1_aiperf.csv", "run1_server_metrics.json", "run1_server_metrics.csv", "run1_server_metrics.jsonl", "run1_server_metrics.parquet"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
+			t.Fatalf("%s: %v", f, err)
+		}
+	}
+	raw, _ := os.ReadFile(filepath.Join(dir, "run1_server_metrics.json"))
+	var doc struct {
+		BenchmarkID string `json:"benchmark_id"`
+		Summary     struct {
+			Configured []string                  `json:"endpoints_configured"`
+			Successful []string                  `json:"endpoints_successful"`
+			Info       map[string]map[string]any `json:"endpoint_info"`
+		} `json:"summary"`
+		Metrics map[string]struct {
+			Type   string `json:"type"`
+			Series []struct {
+				EndpointURL string             `json:"endpoint_url"`
+				Stats       map[string]float64 `json:"stats"`
+			} `json:"series"`
+		} `json:"metrics"`
+		InputConfig map[string]any `json:"input_config"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Summary.Configured) != 2 || len(doc.Summary.Successful) != 2 || len(doc.Summary.Info) != 2 {
+		t.Fatalf("summary %+v", doc.Summary)
+	}
+	var agg map[string]json.RawMessage
+	raw, _ = os.ReadFile(filepath.Join(dir, "run1_aiperf.json"))
+	json.Unmarshal(raw, &agg)
+	var id string
+	json.Unmarshal(agg["benchmark_id"], &id)
+	if doc.BenchmarkID == "" || doc.BenchmarkID != id {
+		t.Fatalf("benchmark ids %q and %q differ", doc.BenchmarkID, id)
+	}
+	// Warm-up excluded: the vLLM counters count exactly the 24 profiling
+	// requests, 10 tokens each. The SGLang server served nothing.
+	succ := doc.Metrics["vllm:request_success"]
+	if len(succ.Series) != 1 || succ.Series[0].Stats["total"] != 24 {
+		t.Fatalf("vllm:request_success %+v", succ)
+	}
+	if gen := doc.Metrics["vllm:generation_tokens"].Series[0].Stats["total"]; gen != 240 {
+		t.Fatalf("vllm:generation_tokens total %v, want 240", gen)
+	}
+	if h := doc.Metrics["vllm:time_to_first_token_seconds"].Series[0].Stats; h["count"] != 24 || h["avg"] < 0.01 || h["p50_estimate"] <= 0 {
+		t.Fatalf("TTFT histogram %v", h)
+	}
+	sgl := doc.Metrics["sglang:generation_tokens"]
+	if sgl.Type != "counter" || len(sgl.Series) != 1 || sgl.Series[0].EndpointURL != sgURL+"/metrics" || sgl.Series[0].Stats["total"] != 0 {
+		t.Fatalf("sglang:generation_tokens %+v", sgl)
+	}
+	if _, ok := doc.Metrics["vllm:num_requests_running"]; !ok {
+		t.Fatal("no vllm gauge")
+	}
+	// JSONL: every scrape, warm-up included, from both endpoints.
+	raw, _ = os.ReadFile(filepath.Join(dir, "run1_server_metrics.jsonl"))
+	perEndpoint := map[string]int{}
+	for _, line := range bytes.Split(bytes.TrimSpace(raw), []byte("\n")) {
+		var l struct {
+			EndpointURL string                     `json:"endpoint_url"`
+			Metrics     map[string]json.RawMessage `json:"metrics"`
+		}
+		if err := json.Unmarshal(line, &l); err != nil {
+			t.Fatalf("jsonl line: %v", err)
+		}
+		perEndpoint[l.EndpointURL]++
+	}
+	for _, ep := range doc.Summary.Successful {
+		if fetches := doc.Summary.Info[ep]["total_fetches"].(float64); perEndpoint[ep] != int(fetches) || fetches < 3 {
+			t.Fatalf("%s: %d JSONL lines, %v fetches", ep, perEndpoint[ep], fetches)
+		}
+	}
+	csv, _ := os.ReadFile(filepath.Join(dir, "run1_server_metrics.csv"))
+	if !bytes.Contains(csv, []byte("counter,"+sgURL+"/metrics,sglang:generation_tokens,tokens,")) {
+		t.Fatalf("csv lacks the sglang counter:\n%s", csv)
+	}
+}
+
+func TestNoServerMetrics(t *testing.T) {
+	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"llmbench", "profile", "-m", "m", "--request-count", "2", "--no-server-metrics", "--mock-ttft-ms", "0", "--mock-itl-ms", "0",
+		"--artifact-dir", dir, "--ui-type", "none"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	matches, _ := filepath.Glob(filepath.Join(dir, "server_metrics*"))
+	if len(matches) != 0 || stderr.Len() != 0 {
+		t.Fatalf("--no-server-metrics wrote %v, logged %q", matches, stderr.String())
 	}
 }

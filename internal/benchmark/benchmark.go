@@ -201,8 +201,12 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 			}
 		},
 		PhaseEnd: func(ph record.Phase, t time.Time) {
-			if ph == record.PhaseProfiling {
+			switch {
+			case ph == record.PhaseProfiling:
 				end, endNs = t, clock.Wall(clock.Perf(t))
+			case ph == record.PhaseWarmup && sm != nil:
+				// The reference for profiling deltas: the state right now.
+				sm.collector.Checkpoint(ctx, p.ServerMetrics.Interval)
 			}
 		},
 	}

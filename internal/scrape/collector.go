@@ -130,6 +130,30 @@ func (c *Collector) Start(ctx context.Context) {
 	}
 }
 
+// Checkpoint scrapes every live endpoint now, outside the schedule, and
+// waits for them at most maxWait: called between warm-up and profiling, it
+// makes the profiling reference the state at the boundary rather than a
+// scrape up to one interval older. An endpoint slower than maxWait finishes
+// in the background and delays nothing.
+func (c *Collector) Checkpoint(ctx context.Context, maxWait time.Duration) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for _, e := range c.endpoints {
+		wg.Go(func() { c.scrape(ctx, e, false) })
+	}
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	t := time.NewTimer(maxWait)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
 // Finish waits the flush period (cut short if ctx ends), stops the
 // periodic scrapes and takes the final scrape of every live endpoint.
 func (c *Collector) Finish(ctx context.Context) {
