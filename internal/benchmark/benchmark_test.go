@@ -23,6 +23,7 @@ func TestCancelWritesEverything(t *testing.T) {
 	p.Loadgen.Concurrency = 4
 	p.Loadgen.RequestCount = 100000
 	p.Output.ArtifactDir = dir
+	p.ServerMetrics.Disabled = true
 	if err := p.Finish(); err != nil {
 		t.Fatal(err)
 	}
@@ -68,8 +69,9 @@ func TestCancelWritesEverything(t *testing.T) {
 		}
 	}
 	rs := res.Summary.Results
-	// 4 in flight at the cancel, each recorded as cancelled; the rest completed.
-	if cancelled != 4 || total != rs.RequestCount+rs.ErrorCount || rs.RequestCount < 4 {
+	// Up to 4 were in flight at the cancel (a worker may have been between
+	// two requests); each is recorded as cancelled, and every error is one.
+	if cancelled < 1 || cancelled > 4 || cancelled != rs.ErrorCount || total != rs.RequestCount+rs.ErrorCount || rs.RequestCount < 4 {
 		t.Fatalf("%d lines, %d cancelled; results %d ok + %d errors", total, cancelled, rs.RequestCount, rs.ErrorCount)
 	}
 	for _, name := range []string{"profile_export_aiperf.json", "profile_export_aiperf.csv", "inputs.json"} {
@@ -89,6 +91,7 @@ func TestDeadEndpoint(t *testing.T) {
 	p.Loadgen.Concurrency = 2
 	p.Loadgen.RequestCount = 6
 	p.Output.ArtifactDir = dir
+	p.ServerMetrics.ReachabilityTimeout = time.Second
 	if err := p.Finish(); err != nil {
 		t.Fatal(err)
 	}

@@ -157,7 +157,11 @@ func (c *Collector) Checkpoint(ctx context.Context, maxWait time.Duration) {
 // Finish waits the flush period (cut short if ctx ends), stops the
 // periodic scrapes and takes the final scrape of every live endpoint.
 func (c *Collector) Finish(ctx context.Context) {
-	if c.opts.Flush > 0 {
+	live := false
+	for _, e := range c.endpoints {
+		live = live || !e.isDisabled()
+	}
+	if c.opts.Flush > 0 && live {
 		t := time.NewTimer(c.opts.Flush)
 		select {
 		case <-t.C:
