@@ -12,27 +12,62 @@ import (
 	"github.com/llmbench/llmbench/internal/record"
 )
 
-// RecordWriter streams profile_export.jsonl, one line per request as it
-// completes, so an interrupted run keeps every line written so far.
-type RecordWriter struct {
-	f     *os.File
-	w     *bufio.Writer
-	clock record.Clock
-	buf   []byte
-	path  string
+// lineFile is a buffered file written a line at a time: the base of the
+// JSONL writers.
+type lineFile struct {
+	f    *os.File
+	w    *bufio.Writer
+	buf  []byte
+	path string
 }
 
-// NewRecordWriter creates dir/name (profile_export.jsonl).
-func NewRecordWriter(dir, name string, clock record.Clock) (*RecordWriter, error) {
+func createLineFile(dir, name string, bufSize int) (lineFile, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("create artifact dir %s: %w", dir, err)
+		return lineFile{}, fmt.Errorf("create artifact dir %s: %w", dir, err)
 	}
 	path := filepath.Join(dir, name)
 	f, err := os.Create(path)
 	if err != nil {
-		return nil, fmt.Errorf("create %s: %w", path, err)
+		return lineFile{}, fmt.Errorf("create %s: %w", path, err)
 	}
-	return &RecordWriter{f: f, w: bufio.NewWriterSize(f, 256<<10), clock: clock, path: path}, nil
+	return lineFile{f: f, w: bufio.NewWriterSize(f, bufSize), path: path}, nil
+}
+
+// writeLine writes b (ending in a newline) and keeps it as the next buffer.
+func (lf *lineFile) writeLine(b []byte) error {
+	lf.buf = b
+	if _, err := lf.w.Write(b); err != nil {
+		return fmt.Errorf("write %s: %w", lf.path, err)
+	}
+	return nil
+}
+
+// Close flushes and closes the file.
+func (lf *lineFile) Close() error {
+	err := lf.w.Flush()
+	if cerr := lf.f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("close %s: %w", lf.path, err)
+	}
+	return nil
+}
+
+// RecordWriter streams profile_export.jsonl, one line per request as it
+// completes, so an interrupted run keeps every line written so far.
+type RecordWriter struct {
+	lineFile
+	clock record.Clock
+}
+
+// NewRecordWriter creates dir/name (profile_export.jsonl).
+func NewRecordWriter(dir, name string, clock record.Clock) (*RecordWriter, error) {
+	lf, err := createLineFile(dir, name, 256<<10)
+	if err != nil {
+		return nil, err
+	}
+	return &RecordWriter{lineFile: lf, clock: clock}, nil
 }
 
 func appendNullableNs(b []byte, clock record.Clock, perf int64) []byte {
@@ -112,23 +147,7 @@ func (rw *RecordWriter) Write(r *record.Record, v *metrics.Values) error {
 		b = append(b, e...)
 	}
 	b = append(b, "}\n"...)
-	rw.buf = b
-	if _, err := rw.w.Write(b); err != nil {
-		return fmt.Errorf("write %s: %w", rw.path, err)
-	}
-	return nil
-}
-
-// Close flushes and closes the file.
-func (rw *RecordWriter) Close() error {
-	err := rw.w.Flush()
-	if cerr := rw.f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("close %s: %w", rw.path, err)
-	}
-	return nil
+	return rw.writeLine(b)
 }
 
 // InputSession is one dataset entry as sent.

@@ -1,14 +1,11 @@
 package export
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"time"
@@ -407,23 +404,16 @@ func ServerMetricsCSV(sm ServerMetrics) ([]byte, error) {
 // ScrapeWriter streams server_metrics_export.jsonl: one line per scrape, all
 // scrapes including warm-up, as they arrive.
 type ScrapeWriter struct {
-	f    *os.File
-	w    *bufio.Writer
-	buf  []byte
-	path string
+	lineFile
 }
 
 // NewScrapeWriter creates dir/name.
 func NewScrapeWriter(dir, name string) (*ScrapeWriter, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("create artifact dir %s: %w", dir, err)
-	}
-	path := filepath.Join(dir, name)
-	f, err := os.Create(path)
+	lf, err := createLineFile(dir, name, 1<<20)
 	if err != nil {
-		return nil, fmt.Errorf("create %s: %w", path, err)
+		return nil, err
 	}
-	return &ScrapeWriter{f: f, w: bufio.NewWriterSize(f, 1<<20), path: path}, nil
+	return &ScrapeWriter{lineFile: lf}, nil
 }
 
 func appendJSONString(b []byte, s string) []byte {
@@ -491,21 +481,5 @@ func (sw *ScrapeWriter) Write(s *scrape.Snapshot) error {
 	b = append(b, `,"first_byte_ns":`...)
 	b = strconv.AppendInt(b, s.FirstByteNs, 10)
 	b = append(b, "}\n"...)
-	sw.buf = b
-	if _, err := sw.w.Write(b); err != nil {
-		return fmt.Errorf("write %s: %w", sw.path, err)
-	}
-	return nil
-}
-
-// Close flushes and closes the file.
-func (sw *ScrapeWriter) Close() error {
-	err := sw.w.Flush()
-	if cerr := sw.f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("close %s: %w", sw.path, err)
-	}
-	return nil
+	return sw.writeLine(b)
 }

@@ -219,27 +219,38 @@ func gaugeStats(v []float64) *GaugeStats {
 	return g
 }
 
+// histDelta is a histogram's change from sample `from` (-1: zero) to sample
+// `to`: count and sum (unclamped, so a reset shows as a negative count)
+// and per-bucket cumulative deltas clamped at 0.
+func histDelta(s *Series, from, to int) (count, sum float64, buckets []float64) {
+	buckets = make([]float64, len(s.Bounds))
+	if to < 0 {
+		return 0, 0, buckets
+	}
+	var b0 []float64
+	if from >= 0 {
+		count, sum, b0 = -s.Count[from], -s.Sum[from], s.B[from]
+	}
+	count += s.Count[to]
+	sum += s.Sum[to]
+	for i := range buckets {
+		prev := 0.0
+		if b0 != nil {
+			prev = b0[i]
+		}
+		buckets[i] = math.Max(0, s.B[to][i]-prev)
+	}
+	return count, sum, buckets
+}
+
 func histStats(s *Series, ref, last int, est Estimator, qs []float64) *HistStats {
 	h := &HistStats{Bounds: s.Bounds}
-	refCount, refSum := 0.0, 0.0
-	var refB []float64
-	if ref >= 0 {
-		refCount, refSum, refB = s.Count[ref], s.Sum[ref], s.B[ref]
-	}
-	count := s.Count[last] - refCount
+	count, sum, buckets := histDelta(s, ref, last)
 	if count < 0 {
 		h.Reset = true
 		return h
 	}
-	h.Count, h.Sum = count, s.Sum[last]-refSum
-	h.Buckets = make([]float64, len(s.Bounds))
-	for i := range h.Buckets {
-		prev := 0.0
-		if refB != nil {
-			prev = refB[i]
-		}
-		h.Buckets[i] = math.Max(0, s.B[last][i]-prev)
-	}
+	h.Count, h.Sum, h.Buckets = count, sum, buckets
 	if count > 0 {
 		e := est.Quantiles(s.Bounds, h.Buckets, qs)
 		copy(h.Estimates[:], e)
@@ -352,23 +363,8 @@ func histSlices(s *Series, w Window, ref int) []Slice {
 	for _, b := range sliceBounds(s, w, ref) {
 		i0, i1 := indexAt(s, b[0], ref), indexAt(s, b[1], ref)
 		sl := Slice{StartNs: b[0], EndNs: b[1], Complete: perInterval(s, w) || b[1]-b[0] >= w.SliceNs}
-		c0, s0 := 0.0, 0.0
-		var b0 []float64
-		if i0 >= 0 {
-			c0, s0, b0 = s.Count[i0], s.Sum[i0], s.B[i0]
-		}
-		if i1 >= 0 {
-			sl.Count = math.Max(0, s.Count[i1]-c0)
-			sl.Sum = math.Max(0, s.Sum[i1]-s0)
-			sl.Buckets = make([]float64, len(s.Bounds))
-			for j := range sl.Buckets {
-				prev := 0.0
-				if b0 != nil {
-					prev = b0[j]
-				}
-				sl.Buckets[j] = math.Max(0, s.B[i1][j]-prev)
-			}
-		}
+		count, sum, buckets := histDelta(s, i0, i1)
+		sl.Count, sl.Sum, sl.Buckets = math.Max(0, count), math.Max(0, sum), buckets
 		if sl.Count > 0 {
 			sl.Avg = sl.Sum / sl.Count
 		}
@@ -417,22 +413,8 @@ type Point struct {
 func (st *Store) Points(w Window, fn func(f Family, s *Series, pts []Point)) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	keys := make([]seriesKey, 0, len(st.series))
-	for k := range st.series {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		a, b := keys[i], keys[j]
-		if a.name != b.name {
-			return a.name < b.name
-		}
-		if a.endpoint != b.endpoint {
-			return a.endpoint < b.endpoint
-		}
-		return a.labels < b.labels
-	})
 	var pts []Point
-	for _, k := range keys {
+	for _, k := range st.sortedKeys() {
 		s := st.series[k]
 		ref, first, ok := st.reference(s, w)
 		if !ok {
@@ -451,20 +433,8 @@ func (st *Store) Points(w Window, fn func(f Family, s *Series, pts []Point)) {
 				}
 				p.Value = math.Max(0, s.V[i]-base)
 			case scrape.Histogram:
-				var c0, s0 float64
-				var b0 []float64
-				if ref >= 0 {
-					c0, s0, b0 = s.Count[ref], s.Sum[ref], s.B[ref]
-				}
-				p.Count, p.Sum = math.Max(0, s.Count[i]-c0), math.Max(0, s.Sum[i]-s0)
-				p.Buckets = make([]float64, len(s.Bounds))
-				for j := range p.Buckets {
-					prev := 0.0
-					if b0 != nil {
-						prev = b0[j]
-					}
-					p.Buckets[j] = math.Max(0, s.B[i][j]-prev)
-				}
+				count, sum, buckets := histDelta(s, ref, i)
+				p.Count, p.Sum, p.Buckets = math.Max(0, count), math.Max(0, sum), buckets
 			}
 			pts = append(pts, p)
 		}

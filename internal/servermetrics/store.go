@@ -136,6 +136,14 @@ func (st *Store) Endpoints() []string {
 func (st *Store) Each(fn func(f Family, s *Series)) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	for _, k := range st.sortedKeys() {
+		fn(st.families[k.name], st.series[k])
+	}
+}
+
+// sortedKeys orders the series by metric name, endpoint and labels; the
+// caller holds st.mu.
+func (st *Store) sortedKeys() []seriesKey {
 	keys := make([]seriesKey, 0, len(st.series))
 	for k := range st.series {
 		keys = append(keys, k)
@@ -150,9 +158,7 @@ func (st *Store) Each(fn func(f Family, s *Series)) {
 		}
 		return a.labels < b.labels
 	})
-	for _, k := range keys {
-		fn(st.families[k.name], st.series[k])
-	}
+	return keys
 }
 
 // firstScrape is the endpoint's first snapshot time, or 0.
