@@ -117,6 +117,9 @@ func profile(args []string, stdout, stderr io.Writer) int {
 	if res != nil && p.Output.UIType != "none" {
 		title := fmt.Sprintf("llmbench %s metrics (AIPerf-compatible) for %s", version, res.ServerURL)
 		fmt.Fprint(stdout, ui.Table(res.Summary.Results, title))
+		if sm := ui.ServerMetrics(res.ServerMetrics); sm != "" {
+			fmt.Fprint(stdout, "\n"+sm)
+		}
 		fmt.Fprintf(stdout, "\nArtifacts in %s:\n", res.ArtifactDir)
 		for _, f := range res.Files {
 			fmt.Fprintf(stdout, "  %s\n", filepath.Join(res.ArtifactDir, f))

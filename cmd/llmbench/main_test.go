@@ -306,6 +306,7 @@ func TestProfileServerMetricsTwoEndpoints(t *testing.T) {
 		} `json:"summary"`
 		Metrics map[string]struct {
 			Type   string `json:"type"`
+			Unit   string `json:"unit"`
 			Series []struct {
 				EndpointURL string             `json:"endpoint_url"`
 				Stats       map[string]float64 `json:"stats"`
@@ -345,6 +346,14 @@ func TestProfileServerMetricsTwoEndpoints(t *testing.T) {
 	}
 	if _, ok := doc.Metrics["vllm:num_requests_running"]; !ok {
 		t.Fatal("no vllm gauge")
+	}
+	// Units come from the engines' HELP text first: vLLM's KV-cache gauge is
+	// a 0..1 ratio ("1 means 100 percent usage"), not a percent.
+	for name, unit := range map[string]string{"vllm:kv_cache_usage_perc": "ratio", "vllm:time_to_first_token_seconds": "seconds",
+		"vllm:generation_tokens": "tokens", "vllm:request_success": "requests", "sglang:token_usage": "ratio"} {
+		if got := doc.Metrics[name].Unit; got != unit {
+			t.Errorf("%s unit %q, want %q", name, got, unit)
+		}
 	}
 	// JSONL: every scrape, warm-up included, from both endpoints.
 	raw, _ = os.ReadFile(filepath.Join(dir, "run1_server_metrics.jsonl"))

@@ -22,6 +22,7 @@ import (
 	"github.com/llmbench/llmbench/internal/mockserver"
 	"github.com/llmbench/llmbench/internal/record"
 	"github.com/llmbench/llmbench/internal/schedule"
+	"github.com/llmbench/llmbench/internal/servermetrics"
 	"github.com/llmbench/llmbench/internal/tokenizer"
 	"github.com/llmbench/llmbench/internal/ui"
 )
@@ -52,6 +53,8 @@ type Result struct {
 	Files []string
 	// ServerURL is the base URL benchmarked (the mock's when it was used).
 	ServerURL string
+	// ServerMetrics are the aggregated server metrics, when collected.
+	ServerMetrics []servermetrics.Metric
 }
 
 // Run executes the profile. It returns an error only when the run could not
@@ -244,11 +247,11 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		return res, err
 	}
 	if sm != nil {
-		files, err := sm.export(dir, startNs, endNs, start, end, export.ServerMetrics{
+		files, metrics, err := sm.export(dir, startNs, endNs, start, end, export.ServerMetrics{
 			SchemaVersion: SchemaVersion, Version: opts.Version, BenchmarkID: summary.BenchmarkID, InputConfig: summary.InputConfig,
 			ModelNames: p.Endpoint.ModelNames, Concurrency: p.Loadgen.Concurrency, RequestRate: p.Loadgen.RequestRate,
 		})
-		res.Files = append(res.Files, files...)
+		res.Files, res.ServerMetrics = append(res.Files, files...), metrics
 		if err != nil {
 			return res, err
 		}

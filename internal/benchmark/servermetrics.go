@@ -77,8 +77,8 @@ func (sm *serverMetrics) finish(ctx context.Context) error {
 }
 
 // export aggregates the profiling window and writes the selected formats,
-// returning the names written.
-func (sm *serverMetrics) export(dir string, startNs, endNs int64, start, end time.Time, base export.ServerMetrics) ([]string, error) {
+// returning the names written and the aggregated metrics.
+func (sm *serverMetrics) export(dir string, startNs, endNs int64, start, end time.Time, base export.ServerMetrics) ([]string, []servermetrics.Metric, error) {
 	infos := sm.collector.Infos()
 	intervals := map[string]int64{}
 	var successful []string
@@ -110,18 +110,18 @@ func (sm *serverMetrics) export(dir string, startNs, endNs int64, start, end tim
 	}
 	if sm.cfg.HasFormat(config.FormatJSON) {
 		if err := write("json", func() ([]byte, error) { return export.ServerMetricsJSON(base) }); err != nil {
-			return files, err
+			return files, base.Metrics, err
 		}
 	}
 	if sm.cfg.HasFormat(config.FormatCSV) {
 		if err := write("csv", func() ([]byte, error) { return export.ServerMetricsCSV(base) }); err != nil {
-			return files, err
+			return files, base.Metrics, err
 		}
 	}
 	if sm.cfg.HasFormat(config.FormatParquet) {
 		if err := write("parquet", func() ([]byte, error) { return export.ServerMetricsParquet(sm.store, base) }); err != nil {
-			return files, fmt.Errorf("parquet export: %w", err)
+			return files, base.Metrics, fmt.Errorf("parquet export: %w", err)
 		}
 	}
-	return files, nil
+	return files, base.Metrics, nil
 }

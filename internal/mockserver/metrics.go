@@ -118,14 +118,19 @@ type engine struct {
 func newEngine(reg *prometheus.Registry, p profile, s *state) *engine {
 	e := &engine{p: p}
 	help := func(name string) string { return "Simulated " + name + "." }
-	gauge := func(name string, f func() float64) {
+	gauge := func(name, h string, f func() float64) {
 		if name != "" {
-			reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help(name), ConstLabels: p.labels}, f))
+			reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: h, ConstLabels: p.labels}, f))
 		}
 	}
-	gauge(p.running, func() float64 { return float64(s.running.Load()) })
-	gauge(p.waiting, func() float64 { return float64(s.waiting.Load()) })
-	gauge(p.kvUsage, func() float64 { return p.kvScale * min(1, float64(s.kvTokens.Load())/float64(s.kvCapacity)) })
+	// The HELP texts are the engines' own: units are inferred from them.
+	kvHelp := "KV-cache usage. 1 means 100 percent usage."
+	if p.kvScale != 1 {
+		kvHelp = "GPU KV-cache usage in percent."
+	}
+	gauge(p.running, "Number of requests in model execution batches.", func() float64 { return float64(s.running.Load()) })
+	gauge(p.waiting, "Number of requests waiting to be processed.", func() float64 { return float64(s.waiting.Load()) })
+	gauge(p.kvUsage, kvHelp, func() float64 { return p.kvScale * min(1, float64(s.kvTokens.Load())/float64(s.kvCapacity)) })
 	names := make([]string, 0, len(p.extraConstGauges))
 	for n := range p.extraConstGauges {
 		names = append(names, n)
@@ -133,7 +138,7 @@ func newEngine(reg *prometheus.Registry, p profile, s *state) *engine {
 	sort.Strings(names)
 	for _, n := range names {
 		v := p.extraConstGauges[n]
-		gauge(n, func() float64 { return v })
+		gauge(n, help(n), func() float64 { return v })
 	}
 	if p.info != "" {
 		g := prometheus.NewGauge(prometheus.GaugeOpts{Name: p.info, Help: "Information of the engine configuration", ConstLabels: p.infoLabels})

@@ -242,7 +242,7 @@ func (c *Collector) scrape(ctx context.Context, e *endpoint, first bool) bool {
 		e.info.Failures++
 		if first {
 			e.disabled = true
-			c.logf("WARNING  Server metrics endpoint %s is unreachable (%v); not collecting from it. To suppress this warning, pass --no-server-metrics.", e.url, err)
+			c.logf("WARNING  Server metrics endpoint %s did not answer its first scrape (%v); not collecting from it. To suppress this warning, pass --no-server-metrics.", e.url, err)
 		} else if !e.errLogged {
 			e.errLogged = true
 			c.logf("WARNING  Server metrics endpoint %s failed a scrape (%v); retrying on schedule, further failures are counted silently.", e.url, err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/llmbench/llmbench/internal/metrics"
 	"github.com/llmbench/llmbench/internal/record"
+	"github.com/llmbench/llmbench/internal/servermetrics"
 	"github.com/llmbench/llmbench/internal/stats"
 )
 
@@ -53,5 +54,26 @@ func TestTableGolden(t *testing.T) {
 	}
 	if strings.Contains(got, "Inter Chunk") || strings.Contains(got, "Total Input") {
 		t.Fatal("NoConsole metrics shown")
+	}
+}
+
+func TestServerMetricsLines(t *testing.T) {
+	ms := []servermetrics.Metric{
+		{Name: "vllm:num_requests_running", Series: []servermetrics.SeriesStats{{Endpoint: "http://a/metrics", Gauge: &servermetrics.GaugeStats{Avg: 7.5, Max: 8}}}},
+		{Name: "vllm:generation_tokens", Unit: "tokens", Series: []servermetrics.SeriesStats{{Endpoint: "http://a/metrics", Counter: &servermetrics.CounterStats{Total: 12800, Rate: 1398.4}}}},
+		{Name: "vllm:time_to_first_token_seconds", Unit: "seconds", Series: []servermetrics.SeriesStats{{Endpoint: "http://a/metrics",
+			Hist: &servermetrics.HistStats{Count: 200, Estimates: [9]float64{4: 0.05, 8: 0.0598}}}}},
+		{Name: "vllm:e2e_request_latency_seconds", Series: []servermetrics.SeriesStats{{Endpoint: "http://a/metrics", Hist: &servermetrics.HistStats{Count: 0}}}},
+		{Name: "not_watched", Series: []servermetrics.SeriesStats{{Gauge: &servermetrics.GaugeStats{Avg: 1}}}},
+	}
+	want := " Server metrics (profiling period):\n" +
+		" vllm:num_requests_running                    avg 7.50  max 8.00  [http://a/metrics]\n" +
+		" vllm:generation_tokens                       total 12800  rate 1398 tokens/s  [http://a/metrics]\n" +
+		" vllm:time_to_first_token_seconds             p50≈0.05  p99≈0.0598 seconds  (n=200)  [http://a/metrics]\n"
+	if got := ServerMetrics(ms); got != want {
+		t.Fatalf("got\n%s\nwant\n%s", got, want)
+	}
+	if ServerMetrics(nil) != "" {
+		t.Fatal("no metrics, no section")
 	}
 }

@@ -1,0 +1,69 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/llmbench/llmbench/internal/servermetrics"
+)
+
+// watched are the server metrics worth a glance after a run, per engine:
+// the "what to watch" of the server metrics reference.
+var watched = map[string]bool{
+	"vllm:num_requests_running": true, "vllm:num_requests_waiting": true, "vllm:kv_cache_usage_perc": true,
+	"vllm:num_preemptions": true, "vllm:generation_tokens": true, "vllm:time_to_first_token_seconds": true,
+	"vllm:inter_token_latency_seconds": true, "vllm:e2e_request_latency_seconds": true,
+	"sglang:num_running_reqs": true, "sglang:num_queue_reqs": true, "sglang:token_usage": true, "sglang:generation_tokens": true,
+	"sglang:time_to_first_token_seconds": true, "sglang:inter_token_latency_seconds": true, "sglang:e2e_request_latency_seconds": true,
+	"trtllm_num_requests_running": true, "trtllm_num_requests_waiting": true, "trtllm_kv_cache_utilization": true, "trtllm_generation_tokens": true,
+	"trtllm_time_to_first_token_seconds": true, "trtllm_time_per_output_token_seconds": true, "trtllm_e2e_request_latency_seconds": true,
+	"dynamo_frontend_inflight_requests": true, "dynamo_frontend_queued_requests": true, "dynamo_frontend_output_tokens": true,
+	"dynamo_frontend_time_to_first_token_seconds": true, "dynamo_frontend_inter_token_latency_seconds": true, "dynamo_frontend_request_duration_seconds": true,
+	"nv_inference_request_success": true, "nv_inference_pending_request_count": true, "nv_inference_first_response_histogram_ms": true,
+}
+
+// ServerMetrics renders the watched server metrics, one line per series:
+// gauges avg and max, counters total and rate, histograms p50 and p99
+// estimates. It is empty when none was scraped.
+func ServerMetrics(ms []servermetrics.Metric) string {
+	var b strings.Builder
+	for _, m := range ms {
+		if !watched[m.Name] {
+			continue
+		}
+		unit := ""
+		if m.Unit != "" && m.Unit != "count" {
+			unit = " " + m.Unit
+		}
+		for _, s := range m.Series {
+			var v string
+			switch {
+			case s.Gauge != nil:
+				v = fmt.Sprintf("avg %s  max %s%s", short(s.Gauge.Avg), short(s.Gauge.Max), unit)
+			case s.Counter != nil:
+				v = fmt.Sprintf("total %s  rate %s%s/s", short(s.Counter.Total), short(s.Counter.Rate), unit)
+			case s.Hist != nil && s.Hist.Count > 0:
+				v = fmt.Sprintf("p50≈%s  p99≈%s%s  (n=%.0f)", short(s.Hist.Estimates[4]), short(s.Hist.Estimates[8]), unit, s.Hist.Count)
+			default:
+				continue
+			}
+			fmt.Fprintf(&b, " %-44s %s  [%s]\n", m.Name, v, s.Endpoint)
+		}
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	return " Server metrics (profiling period):\n" + b.String()
+}
+
+func short(v float64) string {
+	switch {
+	case v == 0:
+		return "0"
+	case v >= 100 || v <= -100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 1 || v <= -1:
+		return fmt.Sprintf("%.2f", v)
+	}
+	return fmt.Sprintf("%.4g", v)
+}
