@@ -120,6 +120,11 @@ func profile(args []string, stdout, stderr io.Writer) int {
 		if sm := ui.ServerMetrics(res.ServerMetrics); sm != "" {
 			fmt.Fprint(stdout, "\n"+sm)
 		}
+		if n := res.Summary.Results.OSLMismatches; n > 0 {
+			fmt.Fprintf(stdout, "\nWARNING  %d requests got an output length off the requested --osl (beyond min(5%%, 50 tokens)): "+
+				"the server stopped early or ran long. To make it honour max_tokens, try --extra-inputs ignore_eos:true "+
+				"or min_tokens:<osl>; for a tokenizer mismatch, --use-server-token-count.\n", n)
+		}
 		fmt.Fprintf(stdout, "\nArtifacts in %s:\n", res.ArtifactDir)
 		for _, f := range res.Files {
 			fmt.Fprintf(stdout, "  %s\n", filepath.Join(res.ArtifactDir, f))

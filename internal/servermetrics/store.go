@@ -120,18 +120,6 @@ func alignBuckets(s *Series, b []scrape.Bucket) []float64 {
 	return out
 }
 
-// Endpoints lists the endpoints that delivered at least one snapshot, sorted.
-func (st *Store) Endpoints() []string {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	out := make([]string, 0, len(st.scrapes))
-	for e := range st.scrapes {
-		out = append(out, e)
-	}
-	sort.Strings(out)
-	return out
-}
-
 // Each calls fn for every series, sorted by metric name, endpoint and labels.
 func (st *Store) Each(fn func(f Family, s *Series)) {
 	st.mu.Lock()
