@@ -7,12 +7,15 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	"net/url"
 	"strings"
 	"time"
 
@@ -33,9 +36,16 @@ type Options struct {
 	APIKey string
 	// Headers are extra "Name:Value" headers.
 	Headers []string
+	// User, when set, is sent as Basic auth unless an API key or an
+	// Authorization header is given: the credentials of a URL like
+	// http://user:pw@host, which is never sent or shown with them.
+	User *url.Userinfo
 	// MaxConns sizes the connection pool (the most requests in flight).
 	MaxConns int
 	Clock    record.Clock
+	// DialContext replaces the default dialer (tests, connection
+	// instrumentation); nil for a plain TCP dial.
+	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // Client sends requests. It is safe for concurrent use.
@@ -64,10 +74,18 @@ func New(opts Options) *Client {
 		name, value, _ := strings.Cut(kv, ":")
 		h.Add(strings.TrimSpace(name), strings.TrimSpace(value))
 	}
+	if u := opts.User; u != nil && h.Get("Authorization") == "" {
+		pw, _ := u.Password()
+		h.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(u.Username()+":"+pw)))
+	}
+	dial := opts.DialContext
+	if dial == nil {
+		dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	}
 	conns := max(opts.MaxConns, 1)
 	tr := &http.Transport{
 		Proxy:               http.ProxyFromEnvironment,
-		DialContext:         (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		DialContext:         dial,
 		MaxIdleConns:        conns + 16,
 		MaxIdleConnsPerHost: conns + 16,
 		IdleConnTimeout:     90 * time.Second,
@@ -93,25 +111,11 @@ func (c *Client) Do(ctx context.Context, rec *record.Record, body []byte) {
 	ctx, cancel := context.WithTimeoutCause(ctx, c.opts.Timeout, errTimeout)
 	defer cancel()
 
-	tr := &rec.Trace
-	trace := &httptrace.ClientTrace{
-		GetConn: func(string) { tr.GetConn = clock.Now() },
-		GotConn: func(info httptrace.GotConnInfo) {
-			tr.GotConn = clock.Now()
-			tr.ConnReused = info.Reused
-		},
-		DNSStart:             func(httptrace.DNSStartInfo) { tr.DNSStart = clock.Now() },
-		DNSDone:              func(httptrace.DNSDoneInfo) { tr.DNSDone = clock.Now() },
-		ConnectStart:         func(string, string) { tr.ConnectStart = clock.Now() },
-		ConnectDone:          func(string, string, error) { tr.ConnectDone = clock.Now() },
-		TLSHandshakeStart:    func() { tr.TLSStart = clock.Now() },
-		TLSHandshakeDone:     func(tls.ConnectionState, error) { tr.TLSDone = clock.Now() },
-		WroteRequest:         func(httptrace.WroteRequestInfo) { tr.WroteRequest = clock.Now() },
-		GotFirstResponseByte: func() { tr.FirstByte = clock.Now() },
-	}
-	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodPost, c.opts.URL, bytes.NewReader(body))
+	tr := &traceRecorder{clock: clock}
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, tr.hooks()), http.MethodPost, c.opts.URL, bytes.NewReader(body))
 	if err != nil {
 		rec.StartPerf = clock.Now()
+		tr.seal(&rec.Trace)
 		c.fail(ctx, rec, record.ErrConnect, 0, fmt.Sprintf("build request: %v", err))
 		return
 	}
@@ -125,6 +129,8 @@ func (c *Client) Do(ctx context.Context, rec *record.Record, body []byte) {
 
 	rec.StartPerf = clock.Now()
 	resp, err := c.http.Do(req)
+	// From here on the trace belongs to this goroutine alone.
+	tr.seal(&rec.Trace)
 	if err != nil {
 		c.fail(ctx, rec, record.ErrConnect, 0, err.Error())
 		return
@@ -137,10 +143,16 @@ func (c *Client) Do(ctx context.Context, rec *record.Record, body []byte) {
 		if text == "" {
 			text = resp.Status
 		}
+		if resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusMethodNotAllowed {
+			// Name the URL: a wrong path is the usual reason.
+			text = fmt.Sprintf("%s for POST %s (check --url, --endpoint-type and --endpoint): %s", resp.Status, c.opts.URL, text)
+		}
 		c.fail(ctx, rec, httpErrorType(resp.StatusCode), resp.StatusCode, text)
 		return
 	}
-
+	if c.invalidHeaders(ctx, rec, resp) {
+		return
+	}
 	if c.opts.Streaming {
 		c.readStream(ctx, rec, resp.Body)
 	} else {
@@ -148,10 +160,42 @@ func (c *Client) Do(ctx context.Context, rec *record.Record, body []byte) {
 	}
 }
 
+// invalidHeaders records a 200 whose headers already show it cannot be
+// the answer asked for, and reports whether it did.
+func (c *Client) invalidHeaders(ctx context.Context, rec *record.Record, resp *http.Response) bool {
+	if enc := resp.Header.Get("Content-Encoding"); enc != "" && !strings.EqualFold(enc, "identity") {
+		c.invalid(ctx, rec, record.CauseProxy, compressedMessage(strings.ToLower(enc)))
+		return true
+	}
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	switch {
+	case mt == "text/html":
+		c.invalid(ctx, rec, record.CauseWrongPath, htmlMessage)
+		return true
+	case c.opts.Streaming && mt == "application/json":
+		// A server error object is still a server error, not a mismatch.
+		data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		if _, err := c.opts.Kind.ParseResponse(data); err != nil && endpoint.IsServerError(err) {
+			c.fail(ctx, rec, record.ErrServer, 0, err.Error())
+			return true
+		}
+		c.invalid(ctx, rec, record.CauseStreamingMismatch, plainJSONMessage)
+		return true
+	case !c.opts.Streaming && mt == "text/event-stream":
+		c.invalid(ctx, rec, record.CauseStreamingMismatch, sseMessage)
+		return true
+	}
+	return false
+}
+
+const htmlMessage = "the server answered with an HTML page, not an API response: check --url, --endpoint-type and --endpoint, or a proxy in between"
+
 func (c *Client) readStream(ctx context.Context, rec *record.Record, body io.Reader) {
 	clock := c.opts.Clock
 	var text, reasoning strings.Builder
-	sr := sse.NewReader(body)
+	head := &headRecorder{r: body}
+	sr := sse.NewReader(head)
+	events, done, finish := 0, false, ""
 	for {
 		ev, err := sr.Next()
 		now := clock.Now()
@@ -163,6 +207,7 @@ func (c *Client) readStream(ctx context.Context, rec *record.Record, body io.Rea
 			c.fail(ctx, rec, record.ErrConnect, 0, fmt.Sprintf("read stream: %v", err))
 			return
 		}
+		events++
 		ch, err := c.opts.Kind.ParseChunk(ev.Data)
 		if err == nil && string(ev.Name) == "error" {
 			err = &endpoint.ServerError{Message: string(ev.Data)}
@@ -174,12 +219,16 @@ func (c *Client) readStream(ctx context.Context, rec *record.Record, body io.Rea
 			return
 		}
 		if ch.Done {
+			done = true
 			break
+		}
+		if ch.FinishReason != "" {
+			finish = ch.FinishReason
 		}
 		if ch.Usage != nil {
 			rec.Usage = ch.Usage
 		}
-		if ch.Text == "" && ch.Reasoning == "" {
+		if !ch.HasContent() {
 			continue
 		}
 		rec.ResponsePerfs = append(rec.ResponsePerfs, now)
@@ -192,6 +241,16 @@ func (c *Client) readStream(ctx context.Context, rec *record.Record, body io.Rea
 	rec.EndPerf = clock.Now()
 	rec.Trace.LastByte = rec.EndPerf
 	rec.OutputText, rec.ReasoningText = text.String(), reasoning.String()
+	switch {
+	case events == 0:
+		cause, msg := head.emptyStream()
+		c.invalid(ctx, rec, cause, msg)
+	case len(rec.ResponsePerfs) == 0:
+		c.invalid(ctx, rec, record.CauseNoContent, "no content in the stream: every chunk had empty choices or empty content")
+	case !done && finish == "":
+		// The tokens received so far stay in the record.
+		c.invalid(ctx, rec, record.CauseTruncated, "the stream ended without [DONE] and without a finish_reason: truncated by a closed connection")
+	}
 }
 
 func (c *Client) readWhole(ctx context.Context, rec *record.Record, body io.Reader) {
@@ -203,9 +262,22 @@ func (c *Client) readWhole(ctx context.Context, rec *record.Record, body io.Read
 		c.fail(ctx, rec, record.ErrConnect, 0, fmt.Sprintf("read response: %v", err))
 		return
 	}
+	if cause, msg, bad := sniffBody(data); bad {
+		c.invalid(ctx, rec, cause, msg)
+		return
+	}
 	ch, err := c.opts.Kind.ParseResponse(data)
 	if err != nil {
 		c.fail(ctx, rec, parseErrorType(err), 0, err.Error())
+		return
+	}
+	rec.OutputText, rec.ReasoningText, rec.Usage = ch.Text, ch.Reasoning, ch.Usage
+	switch {
+	case ch.Choices == 0:
+		c.invalid(ctx, rec, record.CauseNoContent, "the response has no choices")
+		return
+	case !ch.HasContent():
+		c.invalid(ctx, rec, record.CauseNoContent, "the response's choices carry no content (content null or empty)")
 		return
 	}
 	rec.EndPerf = now
@@ -213,7 +285,14 @@ func (c *Client) readWhole(ctx context.Context, rec *record.Record, body io.Read
 	if ch.Text != "" {
 		rec.FirstOutputPerf = now
 	}
-	rec.OutputText, rec.ReasoningText, rec.Usage = ch.Text, ch.Reasoning, ch.Usage
+}
+
+// invalid records a response that arrived but is not a usable result.
+func (c *Client) invalid(ctx context.Context, rec *record.Record, cause record.Cause, msg string) {
+	c.fail(ctx, rec, record.ErrInvalidResult, 0, "Invalid inference result: "+msg)
+	if rec.Err.Type == record.ErrInvalidResult {
+		rec.Cause = cause
+	}
 }
 
 // fail records a failure; a failure caused by the request's context is

@@ -106,9 +106,17 @@ type Chunk struct {
 	Text      string
 	Reasoning string
 	Usage     *record.Usage
+	// Choices is the number of entries in "choices"; a usage-only chunk has none.
+	Choices int
+	// FinishReason is the first non-empty finish_reason of the choices: the
+	// server's own word that generation ended ("stop", "length", …).
+	FinishReason string
 	// Done marks the stream's [DONE] sentinel.
 	Done bool
 }
+
+// HasContent reports whether the chunk carried text or reasoning text.
+func (c *Chunk) HasContent() bool { return c.Text != "" || c.Reasoning != "" }
 
 // ServerError is an error object the server sent in place of a response.
 type ServerError struct {
@@ -142,9 +150,10 @@ type textJSON struct {
 
 type responseJSON struct {
 	Choices []struct {
-		Text    string   `json:"text"`
-		Delta   textJSON `json:"delta"`
-		Message textJSON `json:"message"`
+		Text         string   `json:"text"`
+		Delta        textJSON `json:"delta"`
+		Message      textJSON `json:"message"`
+		FinishReason *string  `json:"finish_reason"`
 	} `json:"choices"`
 	Usage   *usageJSON      `json:"usage"`
 	Error   json.RawMessage `json:"error"`
@@ -175,8 +184,11 @@ func (k Kind) parse(data []byte, streaming bool) (Chunk, error) {
 	if err := serverError(r); err != nil {
 		return Chunk{}, err
 	}
-	var c Chunk
+	c := Chunk{Choices: len(r.Choices)}
 	for _, ch := range r.Choices {
+		if ch.FinishReason != nil && *ch.FinishReason != "" && c.FinishReason == "" {
+			c.FinishReason = *ch.FinishReason
+		}
 		switch {
 		case k == Completions:
 			c.Text += ch.Text

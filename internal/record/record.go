@@ -71,6 +71,30 @@ const (
 	ErrCancelled = "RequestCancellationError"
 	ErrMalformed = "ResponseParseError"
 	ErrServer    = "ServerError" // an error object inside a 200 response
+	// ErrInvalidResult is a response that arrived but carried no usable
+	// content (an empty body, an HTML page, chunks without text, a stream
+	// cut short), named as AIPerf names it.
+	ErrInvalidResult = "InvalidInferenceResultError"
+)
+
+// Cause is the likely reason behind an invalid result, for the one warning
+// a run prints when most of its requests fail that way.
+type Cause string
+
+// The causes an invalid result is attributed to.
+const (
+	CauseNone Cause = ""
+	// CauseStreamingMismatch: the server answered a stream to a
+	// non-streaming request, or a plain body to a streaming one.
+	CauseStreamingMismatch Cause = "streaming mismatch"
+	// CauseWrongPath: an HTML page or similar, not an API at all.
+	CauseWrongPath Cause = "wrong endpoint path or a proxy"
+	// CauseProxy: a body encoded or cut in a way the server would not do.
+	CauseProxy Cause = "a proxy between llmbench and the server"
+	// CauseNoContent: a well-formed answer with nothing in it.
+	CauseNoContent Cause = "no content from the server"
+	// CauseTruncated: a stream that ended without its finish.
+	CauseTruncated Cause = "streams cut short"
 )
 
 // HTTPTrace holds connection-level timestamps in perf ns; zero means the
@@ -118,7 +142,9 @@ type Record struct {
 	Trace     HTTPTrace
 	Streaming bool
 
-	Err           *Error
+	Err *Error
+	// Cause is set with ErrInvalidResult errors.
+	Cause         Cause
 	Cancelled     bool
 	CancelledPerf int64
 }
