@@ -34,6 +34,9 @@ type Config struct {
 	ErrorEvery   int // HTTP 500 with an error body
 	DropEvery    int // connection closed halfway through the response
 	GarbageEvery int // a malformed chunk (or body) instead of JSON
+	// Faults are the named faults of --fault, each every Nth request; the
+	// first rule matching a request applies.
+	Faults []FaultRule
 
 	// MetricsProfile is the engine whose /metrics are imitated: vllm,
 	// sglang, trtllm (JSON at /metrics, Prometheus at /prometheus/metrics),
@@ -80,6 +83,11 @@ func (c Config) Validate() error {
 	if c.MetricsDieAfter < 0 || c.MetricsResetAfter < 0 || c.MetricsDelay < 0 {
 		return errors.New("mock server metrics faults cannot be negative")
 	}
+	for _, r := range c.Faults {
+		if _, ok := lookupFault(r.Name); !ok || r.Every < 1 {
+			return fmt.Errorf("mock server fault %q every %d: unknown fault or count below 1", r.Name, r.Every)
+		}
+	}
 	if c.KVCacheTokens < 1 {
 		return errors.New("mock server kv cache must hold at least 1 token")
 	}
@@ -101,6 +109,14 @@ func (c *Config) BindFlags(fs *flag.FlagSet, prefix string) {
 	fs.IntVar(&c.ErrorEvery, prefix+"error-every", c.ErrorEvery, "answer every Nth request with HTTP 500 (0: never)")
 	fs.IntVar(&c.DropEvery, prefix+"drop-every", c.DropEvery, "drop the connection of every Nth request halfway (0: never)")
 	fs.IntVar(&c.GarbageEvery, prefix+"garbage-every", c.GarbageEvery, "send a malformed chunk in every Nth response (0: never)")
+	fs.Func(prefix+"fault", "inject a fault, 'name' (every request) or 'name:N' (every Nth); repeatable. Faults: "+FaultNames(), func(v string) error {
+		r, err := ParseFaultRule(v)
+		if err != nil {
+			return err
+		}
+		c.Faults = append(c.Faults, r)
+		return nil
+	})
 	fs.StringVar(&c.MetricsProfile, prefix+"metrics-profile", c.MetricsProfile, "engine whose /metrics to imitate: vllm, sglang, trtllm, dynamo, triton")
 	fs.Var((*msValue)(&c.MetricsDelay), prefix+"metrics-delay-ms", "delay every /metrics answer, ms")
 	fs.IntVar(&c.MetricsDieAfter, prefix+"metrics-die-after", c.MetricsDieAfter, "drop the connection of every /metrics scrape after the Nth (0: never)")

@@ -225,6 +225,11 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, kind api) {
 		writeError(w, http.StatusInternalServerError, "simulated internal server error")
 		return
 	}
+	f := s.faultFor(seq)
+	if f != nil && f.respond != nil {
+		f.respond(w, r, req.Stream)
+		return
+	}
 	var prompt string
 	if kind == apiChat {
 		for _, m := range req.Messages {
@@ -274,6 +279,11 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, kind api) {
 		garbage: every(s.cfg.GarbageEvery, seq),
 		kv:      &kv,
 	}
+	if f != nil && f.alter != nil {
+		if after := f.alter(g); after != nil {
+			defer after()
+		}
+	}
 	g.run(ctx, arrival, admitted)
 }
 
@@ -294,8 +304,10 @@ type generation struct {
 	reason       string
 	drop         bool
 	garbage      bool
-	kv           *int64
-	buf          []byte
+	// truncate ends the response cleanly halfway (the "truncate" fault).
+	truncate bool
+	kv       *int64
+	buf      []byte
 }
 
 func (g *generation) jittered(mean, std time.Duration) time.Duration {
@@ -367,6 +379,9 @@ func (g *generation) run(ctx context.Context, arrival, admitted time.Time) {
 		g.s.state.kvTokens.Add(1)
 		*g.kv++
 		if g.stream {
+			if g.truncate && i == g.outTokens/2 {
+				return
+			}
 			if g.drop && i == g.outTokens/2 {
 				panic(http.ErrAbortHandler) // closes the connection mid-stream
 			}
@@ -415,6 +430,12 @@ func (g *generation) run(ctx context.Context, arrival, admitted time.Time) {
 		text = g.s.tok.AppendWord(text, tid)
 	}
 	var body []byte
+	defer func() {
+		if g.truncate {
+			body = body[:len(body)/2]
+		}
+		_, _ = g.w.Write(body)
+	}()
 	if g.kind == apiChat {
 		body = fmt.Appendf(nil, `{"id":%q,"object":"chat.completion","created":%s,"model":%s,"choices":[{"index":0,"message":{"role":"assistant","content":%q},"finish_reason":%q}],"usage":%s}`,
 			id, created, modelJSON, text, g.reason, usage)
@@ -422,7 +443,6 @@ func (g *generation) run(ctx context.Context, arrival, admitted time.Time) {
 		body = fmt.Appendf(nil, `{"id":%q,"object":"text_completion","created":%s,"model":%s,"choices":[{"index":0,"text":%q,"logprobs":null,"finish_reason":%q}],"usage":%s}`,
 			id, created, modelJSON, text, g.reason, usage)
 	}
-	_, _ = g.w.Write(body)
 }
 
 // appendText appends one token's text field: vocabulary words are plain

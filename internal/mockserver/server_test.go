@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -297,5 +298,85 @@ func TestBadRequest(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusBadRequest {
 		t.Fatalf("status %d, want 400", resp.StatusCode)
+	}
+}
+
+// TestNamedFaults reads each fault's raw response with a plain HTTP client
+// (no Accept-Encoding, no decompression) and checks what is on the wire.
+func TestNamedFaults(t *testing.T) {
+	tests := []struct {
+		fault       string
+		stream      bool
+		contentType string
+		encoding    string
+		check       func(body string) bool
+	}{
+		{"empty-body", true, "text/event-stream", "", func(b string) bool { return b == "" }},
+		{"empty-body", false, "application/json", "", func(b string) bool { return b == "" }},
+		{"no-data", true, "text/event-stream", "", func(b string) bool { return b != "" && !strings.Contains(b, "data:") }},
+		{"empty-choices", true, "text/event-stream", "", func(b string) bool {
+			return strings.Count(b, `"choices":[]`) == 3 && strings.HasSuffix(b, "data: [DONE]\n\n")
+		}},
+		{"empty-choices", false, "application/json", "", func(b string) bool { return strings.Contains(b, `"choices":[]`) }},
+		{"null-content", true, "text/event-stream", "", func(b string) bool { return strings.Count(b, `"content":null`) == 2 }},
+		{"null-content", false, "application/json", "", func(b string) bool { return strings.Contains(b, `"content":null`) }},
+		{"html", true, "text/html; charset=utf-8", "", func(b string) bool { return strings.HasPrefix(b, "<!DOCTYPE html>") }},
+		{"ignore-stream", true, "application/json", "", func(b string) bool { return json.Valid([]byte(b)) && strings.Contains(b, `"chat.completion"`) }},
+		{"force-stream", false, "text/event-stream", "", func(b string) bool { return strings.HasSuffix(b, "data: [DONE]\n\n") }},
+		{"truncate", true, "text/event-stream", "", func(b string) bool {
+			return strings.Count(b, `"content":"`) == 1+3 && !strings.Contains(b, "[DONE]") && !strings.Contains(b, `"finish_reason":"`)
+		}},
+		{"truncate", false, "application/json", "", func(b string) bool { return len(b) > 10 && !json.Valid([]byte(b)) }},
+		{"gzip", true, "text/event-stream", "gzip", func(b string) bool { return strings.HasPrefix(b, "\x1f\x8b") }},
+		{"gzip", false, "application/json", "gzip", func(b string) bool { return strings.HasPrefix(b, "\x1f\x8b") }},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprintf("%s stream=%v", tc.fault, tc.stream), func(t *testing.T) {
+			cfg := DefaultConfig()
+			cfg.TTFT, cfg.ITL = 0, 0
+			cfg.Faults = []FaultRule{{Name: tc.fault, Every: 2}}
+			_, url := start(t, cfg)
+			hc := &http.Client{Transport: &http.Transport{DisableCompression: true}}
+			for i := 1; i <= 2; i++ {
+				resp, err := hc.Post(url+"/v1/chat/completions", "application/json", bytes.NewReader(body(t, endpoint.Chat, "hello there", 6, tc.stream)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if i == 1 {
+					// Every 2nd: the first request is served normally.
+					if !strings.Contains(string(b), `"content":`) || resp.Header.Get("Content-Encoding") != "" {
+						t.Fatalf("request 1 not served normally: %q", b)
+					}
+					continue
+				}
+				if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != tc.contentType || resp.Header.Get("Content-Encoding") != tc.encoding || !tc.check(string(b)) {
+					t.Fatalf("status %d, type %q, encoding %q, body %q", resp.StatusCode, resp.Header.Get("Content-Type"), resp.Header.Get("Content-Encoding"), b)
+				}
+			}
+		})
+	}
+}
+
+func TestHangFaultAndRules(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Faults = []FaultRule{{Name: "hang", Every: 1}}
+	_, url := start(t, cfg)
+	hc := &http.Client{Timeout: 100 * time.Millisecond}
+	if _, err := hc.Post(url+"/v1/chat/completions", "application/json", bytes.NewReader(body(t, endpoint.Chat, "x", 2, false))); err == nil {
+		t.Fatal("a hanging request answered")
+	}
+	for _, bad := range []string{"nope", "html:0", "html:x"} {
+		if _, err := ParseFaultRule(bad); err == nil {
+			t.Fatalf("ParseFaultRule(%q) accepted", bad)
+		}
+	}
+	if r, err := ParseFaultRule("gzip:3"); err != nil || r != (FaultRule{Name: "gzip", Every: 3}) {
+		t.Fatalf("gzip:3 -> %+v, %v", r, err)
+	}
+	cfg.Faults = []FaultRule{{Name: "bogus", Every: 1}}
+	if _, err := New(cfg); err == nil {
+		t.Fatal("New accepted an unknown fault")
 	}
 }
