@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/llmbench/llmbench/internal/benchmark"
@@ -67,100 +68,190 @@ Run 'llmbench profile -h' or 'llmbench mock-server -h' for their flags.
 `)
 }
 
-// signalContext is cancelled by the first Ctrl-C or SIGTERM; a second one
-// kills the process the default way.
-func signalContext() (context.Context, context.CancelFunc) {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+// interrupts turns Ctrl-C and SIGTERM into two contexts: stop ends at the
+// first (stop sending, cancel what is in flight, finish cleanly), abort at
+// the second (stop waiting, write what there is now). After that, signals
+// are handled the default way again, so a third one kills the process.
+func interrupts() (stop, abort context.Context, release func()) {
+	stop, cancelStop := context.WithCancel(context.Background())
+	abort, cancelAbort := context.WithCancel(context.Background())
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
 	go func() {
-		<-ctx.Done()
-		stop()
+		defer signal.Stop(ch)
+		for _, cancel := range []context.CancelFunc{cancelStop, cancelAbort} {
+			select {
+			case <-ch:
+				cancel()
+			case <-done:
+				return
+			}
+		}
 	}()
-	return ctx, stop
+	return stop, abort, func() {
+		close(done)
+		cancelStop()
+		cancelAbort()
+	}
+}
+
+// usageError prints one line saying what is wrong with the command line and
+// where the flags are listed, and returns the usage exit code.
+func usageError(stderr io.Writer, cmd string, err error) int {
+	fmt.Fprintf(stderr, "%s: %s. Run '%s --help' for the flags.\n", cmd, flagErrorText(err), cmd)
+	return exitUsage
+}
+
+// flagErrorText rewrites package flag's messages in the --name form the
+// flags are documented with.
+func flagErrorText(err error) string {
+	msg := strings.TrimSuffix(err.Error(), ".")
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
+		return "unknown flag -" + strings.TrimLeft(name, "-") + " (check its spelling)"
+	}
+	if name, ok := strings.CutPrefix(msg, "flag needs an argument: "); ok {
+		return "-" + strings.TrimLeft(name, "-") + " needs a value"
+	}
+	// invalid value "x" for flag -concurrency: "x" is not a whole number
+	if rest, ok := strings.CutPrefix(msg, "invalid value "); ok {
+		if _, after, ok := strings.Cut(rest, " for flag "); ok {
+			if name, why, ok := strings.Cut(after, ": "); ok {
+				return "-" + strings.TrimLeft(name, "-") + ": " + why
+			}
+		}
+	}
+	if rest, ok := strings.CutPrefix(msg, "invalid boolean value "); ok {
+		if _, after, ok := strings.Cut(rest, " for "); ok {
+			if name, _, ok := strings.Cut(after, ": "); ok {
+				return "-" + strings.TrimLeft(name, "-") + " takes true or false"
+			}
+		}
+	}
+	return msg
 }
 
 func profile(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("llmbench profile", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	const cmd = "llmbench profile"
+	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // errors get one line of our own, not a usage dump
+	fs.Usage = func() {}
 	p := config.Default()
 	config.BindFlags(fs, &p)
 	mock := mockserver.DefaultConfig()
 	mock.BindFlags(fs, "mock-")
 	if err := fs.Parse(config.ExpandListArgs(args[2:], config.ListFlags)); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(stdout, "Usage: %s --model M [--url http://host:port] [flags]\n\nFlags:\n", cmd)
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
 			return exitOK
 		}
-		return exitUsage
+		return usageError(stderr, cmd, err)
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "llmbench profile: unexpected argument %q\n", fs.Arg(0))
-		return exitUsage
+		return usageError(stderr, cmd, fmt.Errorf("unexpected argument %q (every value belongs to a flag)", fs.Arg(0)))
 	}
 	if err := p.ApplyEnv(os.LookupEnv); err != nil {
-		fmt.Fprintf(stderr, "llmbench profile: %v\n", err)
-		return exitUsage
+		return usageError(stderr, cmd, err)
 	}
 	p.CLICommand = config.CommandLine(config.RedactArgs(append([]string{"llmbench"}, args[1:]...)))
 	if err := p.Finish(); err != nil {
-		fmt.Fprintf(stderr, "llmbench profile: %v\n", err)
-		return exitUsage
+		return usageError(stderr, cmd, err)
 	}
+	if err := p.CheckMachine(config.ReadMachine()); err != nil {
+		return usageError(stderr, cmd, err)
+	}
+	// Whatever reaches the console passes through the redactor.
+	red := config.NewRedactor(p)
+	stdout, stderr = red.Writer(stdout), red.Writer(stderr)
 
-	ctx, stop := signalContext()
-	defer stop()
+	ctx, abort, release := interrupts()
+	defer release()
 	var progress io.Writer
 	if p.Output.UIType != "none" {
 		progress = stderr
 	}
 	res, err := benchmark.Run(ctx, benchmark.Options{
 		Profile: p, Mock: mock, Version: version, Progress: progress, Terminal: isTerminal(stderr), Log: stderr,
+		Abort: abort, Redactor: red,
 	})
 	if res != nil && p.Output.UIType != "none" {
-		title := fmt.Sprintf("llmbench %s metrics (AIPerf-compatible) for %s", version, res.ServerURL)
-		fmt.Fprint(stdout, ui.Table(res.Summary.Results, title))
-		if sm := ui.ServerMetrics(res.ServerMetrics); sm != "" {
-			fmt.Fprint(stdout, "\n"+sm)
-		}
-		if n := res.Summary.Results.OSLMismatches; n > 0 {
-			fmt.Fprintf(stdout, "\nWARNING  %d requests got an output length off the requested --osl (beyond min(5%%, 50 tokens)): "+
-				"the server stopped early or ran long. To make it honour max_tokens, try --extra-inputs ignore_eos:true "+
-				"or min_tokens:<osl>; for a tokenizer mismatch, --use-server-token-count.\n", n)
-		}
-		fmt.Fprintf(stdout, "\nArtifacts in %s:\n", res.ArtifactDir)
-		for _, f := range res.Files {
-			fmt.Fprintf(stdout, "  %s\n", filepath.Join(res.ArtifactDir, f))
-		}
+		printResults(stdout, res)
 	}
+	return exitCode(stderr, res, err)
+}
+
+func printResults(stdout io.Writer, res *benchmark.Result) {
+	title := fmt.Sprintf("llmbench %s metrics (AIPerf-compatible) for %s", version, res.ServerURL)
+	fmt.Fprint(stdout, ui.Table(res.Summary.Results, title))
+	if sm := ui.ServerMetrics(res.ServerMetrics); sm != "" {
+		fmt.Fprint(stdout, "\n"+sm)
+	}
+	if n := res.Summary.Results.OSLMismatches; n > 0 {
+		fmt.Fprintf(stdout, "\nWARNING  %d requests got an output length off the requested --osl (beyond min(5%%, 50 tokens)): "+
+			"the server stopped early or ran long. To make it honour max_tokens, try --extra-inputs ignore_eos:true "+
+			"or min_tokens:<osl>; for a tokenizer mismatch, --use-server-token-count.\n", n)
+	}
+	fmt.Fprintf(stdout, "\nArtifacts in %s:\n", res.ArtifactDir)
+	for _, f := range res.Files {
+		fmt.Fprintf(stdout, "  %s\n", filepath.Join(res.ArtifactDir, f))
+	}
+}
+
+// exitCode maps a run's outcome to the documented exit codes: 130 when
+// interrupted, 1 when artifacts could not be written or no request
+// succeeded, 0 otherwise.
+func exitCode(stderr io.Writer, res *benchmark.Result, err error) int {
+	cancelled := res != nil && res.Summary.WasCancelled
 	if err != nil {
 		fmt.Fprintf(stderr, "llmbench profile: %v\n", err)
-		return exitFailed
+		if !cancelled {
+			return exitFailed
+		}
 	}
-	if res.Summary.WasCancelled {
-		fmt.Fprintln(stderr, "llmbench profile: cancelled; results cover the requests made before it")
+	if cancelled {
+		fmt.Fprintln(stderr, "llmbench profile: interrupted; the artifacts cover the requests made before it")
 		return exitCancelled
+	}
+	rs := res.Summary.Results
+	if rs.RequestCount == 0 {
+		most := ""
+		if len(rs.Errors) > 0 {
+			e := rs.Errors[0].Error
+			most = fmt.Sprintf(" (most often %s: %s)", e.Type, e.Message)
+		}
+		fmt.Fprintf(stderr, "llmbench profile: every request failed: %d errors%s; see error_summary in %s\n",
+			rs.ErrorCount, most, filepath.Join(res.ArtifactDir, res.ProfileJSON))
+		return exitFailed
 	}
 	return exitOK
 }
 
 func mockServer(args []string, stderr io.Writer) int {
-	fs := flag.NewFlagSet("llmbench mock-server", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	const cmd = "llmbench mock-server"
+	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	cfg := mockserver.DefaultConfig()
 	cfg.BindFlags(fs, "")
 	host := fs.String("host", "127.0.0.1", "address to listen on")
 	port := fs.Int("port", 8000, "port to listen on")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(stderr, "Usage: %s [--port 8000] [flags]\n\nFlags:\n", cmd)
+			fs.SetOutput(stderr)
+			fs.PrintDefaults()
 			return exitOK
 		}
-		return exitUsage
+		return usageError(stderr, cmd, err)
 	}
 	srv, err := mockserver.New(cfg)
 	if err != nil {
-		fmt.Fprintf(stderr, "llmbench mock-server: %v\n", err)
-		return exitUsage
+		return usageError(stderr, cmd, err)
 	}
-	ctx, stop := signalContext()
-	defer stop()
+	ctx, _, release := interrupts()
+	defer release()
 	url, stopServer, err := srv.Start(ctx, fmt.Sprintf("%s:%d", *host, *port))
 	if err != nil {
 		fmt.Fprintf(stderr, "llmbench mock-server: %v\n", err)

@@ -43,6 +43,14 @@ type Options struct {
 	ProgressInterval time.Duration
 	// Log receives warnings (an endpoint disabled, …); nil discards them.
 	Log io.Writer
+	// Abort, when it ends (a second Ctrl-C), stops waiting for anything
+	// (the final server-metrics scrape) and writes the artifacts with what
+	// there is. ctx ending (a first Ctrl-C) stops sending and cancels the
+	// requests in flight. Nil: never.
+	Abort context.Context
+	// Redactor removes the run's secrets from error messages that servers
+	// echo back before they are recorded; nil for none.
+	Redactor *config.Redactor
 }
 
 // Result is what a finished run produced.
@@ -51,6 +59,8 @@ type Result struct {
 	ArtifactDir string
 	// Files are the artifact files written, by name.
 	Files []string
+	// ProfileJSON is the name of the aggregate JSON export among them.
+	ProfileJSON string
 	// ServerURL is the base URL benchmarked (the mock's when it was used).
 	ServerURL string
 	// ServerMetrics are the aggregated server metrics, when collected.
@@ -62,6 +72,12 @@ type Result struct {
 // When ctx is cancelled the run stops early and still writes its artifacts.
 func Run(ctx context.Context, opts Options) (*Result, error) {
 	p := opts.Profile
+	if opts.Abort == nil {
+		opts.Abort = context.Background()
+	}
+	if opts.Log == nil {
+		opts.Log = io.Discard
+	}
 	tok := tokenizer.Builtin{}
 	if p.Input.RandomSeed == nil {
 		// Record the seed drawn so the exported config can reproduce the run.
@@ -118,6 +134,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if p.Endpoint.Custom != "" {
 		path = "/" + trimSlashes(p.Endpoint.Custom)
 	}
+	targetURL := config.JoinURL(baseURL, path)
 
 	dir := p.Output.ArtifactDir
 	names := export.ProfileFiles(p.Output.ExportPrefix)
@@ -137,8 +154,8 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		maxConns = 256
 	}
 	cl := client.New(client.Options{
-		URL: baseURL + path, Kind: kind, Streaming: p.Endpoint.Streaming, Timeout: p.Endpoint.RequestTimeout,
-		APIKey: p.Endpoint.APIKey, Headers: p.Endpoint.Headers, MaxConns: maxConns, Clock: clock,
+		URL: targetURL, Kind: kind, Streaming: p.Endpoint.Streaming, Timeout: p.Endpoint.RequestTimeout,
+		APIKey: p.Endpoint.APIKey, Headers: p.Endpoint.Headers, User: p.Endpoint.User, MaxConns: maxConns, Clock: clock,
 	})
 	defer cl.Close()
 
@@ -161,9 +178,14 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	mopts := metrics.DefaultOptions()
 	mopts.UseServerTokenCount = p.Tokenizer.UseServerTokenCount
 	var writeErr error
+	var invalid invalidTally
 	var collector sync.WaitGroup
 	collector.Go(func() {
 		for r := range done {
+			if r.Err != nil {
+				r.Err.Message = opts.Redactor.Redact(r.Err.Message)
+			}
+			invalid.add(r)
 			v := metrics.Compute(r, tok, clock, mopts)
 			if err := records.Write(r, &v); err != nil && writeErr == nil {
 				writeErr = err
@@ -218,11 +240,20 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		Count: p.Loadgen.RequestCount, Warmup: p.Loadgen.WarmupRequestCount,
 		Duration: p.Loadgen.BenchmarkDuration, Grace: p.Loadgen.GracePeriod, Seed: seed,
 	}
+	stopWatch := watchInterrupt(ctx, func() {
+		// Everything finished so far goes to disk now, whatever comes next.
+		_ = records.Flush()
+		fmt.Fprintln(opts.Log, stoppingMessage(counters.InFlight(), sm, p.ServerMetrics.ReachabilityTimeout))
+	})
+	defer stopWatch()
 	outcome, runErr := schedule.Run(ctx, plan, send, obs)
 	close(done)
 	collector.Wait()
 	close(stopProgress)
 	progressDone.Wait()
+	if w := invalid.warning(); w != "" {
+		fmt.Fprintln(opts.Log, w)
+	}
 	if start.IsZero() {
 		start = time.Now()
 		startNs = clock.Now() + clock.Wall(0)
@@ -233,7 +264,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	}
 	var smErr error
 	if sm != nil {
-		smErr = sm.finish(ctx)
+		smErr = sm.finish(ctx, opts.Abort)
 	}
 
 	closeErr := records.Close()
@@ -242,7 +273,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		Results: agg.Results(), WasCancelled: outcome.Cancelled, Start: start, End: end,
 		InputConfig: p.Redacted(),
 	}
-	res := &Result{Summary: summary, ArtifactDir: dir, ServerURL: baseURL, Files: []string{names.Records}}
+	res := &Result{Summary: summary, ArtifactDir: dir, ServerURL: baseURL, Files: []string{names.Records}, ProfileJSON: names.ProfileJSON}
 	if err := writeExports(dir, names, summary, sessions, res); err != nil {
 		return res, err
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
+	"net/url"
 	"time"
 
 	"github.com/llmbench/llmbench/internal/config"
@@ -34,14 +36,20 @@ func startServerMetrics(ctx context.Context, p config.Profile, baseURL, dir stri
 		return nil, nil
 	}
 	urls := []string{}
+	users := map[string]*url.Userinfo{}
 	if baseURL != "" {
 		u, err := config.MetricsURLOf(baseURL)
 		if err != nil {
 			return nil, err
 		}
 		urls = append(urls, u)
+		if p.Endpoint.User != nil {
+			// The --url server's credentials open its /metrics too.
+			users[u] = p.Endpoint.User
+		}
 	}
 	urls = append(urls, cfg.URLs...)
+	maps.Copy(users, cfg.Users)
 	sm := &serverMetrics{cfg: cfg, names: export.ServerMetricsFiles(p.Output.ExportPrefix), store: servermetrics.NewStore()}
 	if cfg.HasFormat(config.FormatJSONL) {
 		w, err := export.NewScrapeWriter(dir, sm.names("jsonl"))
@@ -52,7 +60,7 @@ func startServerMetrics(ctx context.Context, p config.Profile, baseURL, dir stri
 	}
 	sm.collector = scrape.NewCollector(scrape.Options{
 		URLs: urls, Interval: cfg.Interval, Flush: cfg.Flush, ReachabilityTimeout: cfg.ReachabilityTimeout,
-		Clock: clock, Log: log, Sink: sm.add,
+		Clock: clock, Log: log, Sink: sm.add, Users: users,
 	})
 	sm.collector.Start(ctx)
 	return sm, nil
@@ -65,9 +73,10 @@ func (sm *serverMetrics) add(s *scrape.Snapshot) {
 	}
 }
 
-// finish waits the flush period and takes the final scrape.
-func (sm *serverMetrics) finish(ctx context.Context) error {
-	sm.collector.Finish(ctx)
+// finish waits the flush period (cut short by ctx) and takes the final
+// scrape (cut short by abort).
+func (sm *serverMetrics) finish(ctx, abort context.Context) error {
+	sm.collector.Finish(ctx, abort)
 	if sm.jsonl != nil {
 		if err := sm.jsonl.Close(); err != nil && sm.jsonlErr == nil {
 			sm.jsonlErr = err

@@ -37,6 +37,10 @@ type Profile struct {
 	// CLICommand is the command line that started the run; set it from
 	// CommandLine(RedactArgs(args)) so it never holds a secret.
 	CLICommand string `json:"cli_command,omitempty"`
+
+	// set names the flags given on the command line (canonical names), so
+	// an explicit 0 can be told from "not given".
+	set map[string]bool
 }
 
 // Endpoint says where and how requests are sent.
@@ -46,8 +50,12 @@ type Endpoint struct {
 	// Custom overrides the endpoint type's default path.
 	Custom    string `json:"custom_endpoint,omitempty"`
 	Streaming bool   `json:"streaming"`
-	// URL is the server's base URL; empty means the built-in simulated server.
-	URL            string        `json:"url"`
+	// URL is the server's base URL, without credentials; empty means the
+	// built-in simulated server.
+	URL string `json:"url"`
+	// User holds the credentials of a URL like http://user:pw@host, sent as
+	// Basic auth and never written anywhere.
+	User           *url.Userinfo `json:"-"`
 	Mock           bool          `json:"mock,omitempty"`
 	RequestTimeout time.Duration `json:"-"`
 	TimeoutSeconds float64       `json:"timeout"`
@@ -107,11 +115,14 @@ type Output struct {
 
 // ServerMetrics configures the scraping of servers' Prometheus /metrics.
 type ServerMetrics struct {
-	// URLs are the extra endpoints of --server-metrics, normalised; the
-	// --url server's /metrics is scraped too unless Disabled.
-	URLs     []string `json:"urls"`
-	Disabled bool     `json:"disabled"`
-	Formats  []string `json:"formats"`
+	// URLs are the extra endpoints of --server-metrics, normalised and
+	// without credentials; the --url server's /metrics is scraped too
+	// unless Disabled.
+	URLs []string `json:"urls"`
+	// Users are the credentials that came with URLs, by URL.
+	Users    map[string]*url.Userinfo `json:"-"`
+	Disabled bool                     `json:"disabled"`
+	Formats  []string                 `json:"formats"`
 	// SliceSeconds is --slice-duration; 0 for no time slices.
 	SliceSeconds float64 `json:"slice_duration,omitempty"`
 	// From AIPERF_SERVER_METRICS_* environment variables.
@@ -206,11 +217,11 @@ func (p *Profile) Finish() error {
 		e.Mock = true
 	}
 	if !e.Mock {
-		u, err := NormalizeBaseURL(e.URL)
+		u, user, err := NormalizeBaseURL(e.URL)
 		if err != nil {
 			return fmt.Errorf("--url: %w", err)
 		}
-		e.URL = u
+		e.URL, e.User = u, user
 	}
 	if e.RequestTimeout <= 0 {
 		return errors.New("--request-timeout-seconds must be positive")
@@ -228,8 +239,17 @@ func (p *Profile) Finish() error {
 	}
 
 	l := &p.Loadgen
-	if l.Concurrency < 0 || l.RequestCount < 0 || l.WarmupRequestCount < 0 || l.RequestRate < 0 {
-		return errors.New("--concurrency, --request-count, --warmup-request-count and --request-rate cannot be negative")
+	if l.Concurrency < 0 || p.set["concurrency"] && l.Concurrency == 0 {
+		return fmt.Errorf("--concurrency %d: it must be at least 1 (the requests kept in flight); with --request-rate, leave it out for no cap", l.Concurrency)
+	}
+	if l.RequestRate < 0 || p.set["request-rate"] && l.RequestRate == 0 {
+		return fmt.Errorf("--request-rate %g: it must be above 0 requests per second; leave it out to send by --concurrency", l.RequestRate)
+	}
+	if l.RequestCount < 0 || p.set["request-count"] && l.RequestCount == 0 {
+		return fmt.Errorf("--request-count %d: it must be at least 1; use --benchmark-duration to run for a time instead", l.RequestCount)
+	}
+	if l.WarmupRequestCount < 0 {
+		return fmt.Errorf("--warmup-request-count %d cannot be negative", l.WarmupRequestCount)
 	}
 	if l.RequestRateMode != RateConstant && l.RequestRateMode != RatePoisson {
 		return fmt.Errorf("--request-rate-mode %q: use constant or poisson", l.RequestRateMode)
@@ -283,30 +303,37 @@ func (p *Profile) Finish() error {
 		return errors.New("--slice-duration cannot be negative")
 	}
 	for i, u := range sm.URLs {
-		n, err := NormalizeMetricsURL(u)
+		n, user, err := NormalizeMetricsURL(u)
 		if err != nil {
 			return fmt.Errorf("--server-metrics: %w", err)
 		}
 		sm.URLs[i] = n
+		if user != nil {
+			if sm.Users == nil {
+				sm.Users = map[string]*url.Userinfo{}
+			}
+			sm.Users[n] = user
+		}
 	}
 	return nil
 }
 
 // NormalizeMetricsURL accepts host:port, a base URL or a full metrics URL
-// and returns the URL to scrape: no path (or "/") means "/metrics".
-func NormalizeMetricsURL(raw string) (string, error) {
-	base, err := NormalizeBaseURL(raw)
+// and returns the URL to scrape: no path (or "/") means "/metrics". Any
+// credentials in it are returned apart.
+func NormalizeMetricsURL(raw string) (string, *url.Userinfo, error) {
+	base, user, err := NormalizeBaseURL(raw)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	u, err := url.Parse(base)
 	if err != nil {
-		return "", fmt.Errorf("parse %q: %w", raw, err)
+		return "", nil, fmt.Errorf("parse %q: %w", redactURL(raw), err)
 	}
 	if u.Path == "" || u.Path == "/" {
 		u.Path = "/metrics"
 	}
-	return u.String(), nil
+	return u.String(), user, nil
 }
 
 // MetricsURLOf is the /metrics URL auto-discovered for a server base URL:
@@ -333,84 +360,47 @@ func DefaultArtifactDir(p Profile) string {
 	return "artifacts/" + name
 }
 
-// NormalizeBaseURL accepts host:port or a URL and returns scheme://host[:port][/path]
-// without a trailing slash.
-func NormalizeBaseURL(raw string) (string, error) {
+// NormalizeBaseURL accepts host:port or a URL and returns
+// scheme://host[:port][/path] without a trailing slash, and apart from it
+// the URL's credentials (user:password@), which must never be shown.
+func NormalizeBaseURL(raw string) (string, *url.Userinfo, error) {
 	s := strings.TrimSpace(raw)
 	if !strings.Contains(s, "://") {
 		s = "http://" + s
 	}
 	u, err := url.Parse(s)
 	if err != nil {
-		return "", fmt.Errorf("parse %q: %w", raw, err)
+		// url.Error repeats the URL, password included.
+		return "", nil, fmt.Errorf("%q is not a valid URL", redactURL(raw))
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return "", fmt.Errorf("%q: scheme must be http or https", raw)
+		return "", nil, fmt.Errorf("%q: scheme must be http or https", u.Redacted())
 	}
 	if u.Host == "" {
-		return "", fmt.Errorf("%q has no host", raw)
+		return "", nil, fmt.Errorf("%q has no host", u.Redacted())
 	}
+	user := u.User
 	u.User = nil
-	return strings.TrimRight(u.String(), "/"), nil
+	return strings.TrimRight(u.String(), "/"), user, nil
 }
 
-const redacted = "<redacted>"
-
-// Redacted returns a copy of p that is safe to write: the API key and the
-// values of auth-bearing headers are replaced.
-func (p Profile) Redacted() Profile {
-	if p.Endpoint.APIKey != "" {
-		p.Endpoint.APIKey = redacted
+// JoinURL appends an API path to a base URL, without doubling a version
+// prefix the base already has: http://h/v1 + /v1/chat/completions is
+// http://h/v1/chat/completions, and a base that already ends with the
+// whole path is used as it is.
+func JoinURL(base, path string) string {
+	base = strings.TrimRight(base, "/")
+	u, err := url.Parse(base)
+	if err != nil || path == "" {
+		return base + path
 	}
-	hs := make([]string, len(p.Endpoint.Headers))
-	for i, h := range p.Endpoint.Headers {
-		hs[i] = redactHeader(h)
+	switch {
+	case strings.HasSuffix(u.Path, path):
+		return base
+	case strings.HasPrefix(path, "/v1/") && strings.HasSuffix(u.Path, "/v1"):
+		return base + strings.TrimPrefix(path, "/v1")
 	}
-	p.Endpoint.Headers = hs
-	p.Endpoint.ModelNames = append([]string(nil), p.Endpoint.ModelNames...)
-	return p
-}
-
-// secretHeader reports whether a header's value is a credential.
-func secretHeader(name string) bool {
-	n := strings.ToLower(strings.TrimSpace(name))
-	return n == "authorization" || n == "proxy-authorization" || n == "cookie" ||
-		strings.Contains(n, "api-key") || strings.Contains(n, "apikey") ||
-		strings.Contains(n, "token") || strings.Contains(n, "secret")
-}
-
-func redactHeader(h string) string {
-	name, _, ok := strings.Cut(h, ":")
-	if ok && secretHeader(name) {
-		return name + ":" + redacted
-	}
-	return h
-}
-
-// RedactArgs returns a copy of a command line's arguments with secrets
-// redacted: the value of --api-key, and credential headers given to -H/--header.
-func RedactArgs(args []string) []string {
-	out := append([]string(nil), args...)
-	for i := 0; i < len(out); i++ {
-		name, val, hasEq := strings.Cut(out[i], "=")
-		switch name {
-		case "--api-key", "-api-key":
-			if hasEq {
-				out[i] = name + "=" + redacted
-			} else if i+1 < len(out) {
-				out[i+1] = redacted
-				i++
-			}
-		case "-H", "--header", "-header":
-			if hasEq {
-				out[i] = name + "=" + redactHeader(val)
-			} else if i+1 < len(out) {
-				out[i+1] = redactHeader(out[i+1])
-				i++
-			}
-		}
-	}
-	return out
+	return base + path
 }
 
 // CommandLine joins arguments into a shell-like command line, quoting those

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"encoding/base64"
+	"encoding/json"
 	"flag"
 	"io"
 	"strings"
@@ -72,7 +74,13 @@ func TestValidationErrors(t *testing.T) {
 		{[]string{}, "--model is required"},
 		{[]string{"-m", "x", "--endpoint-type", "rankings"}, "not supported"},
 		{[]string{"-m", "x", "--url", "ftp://h"}, "scheme"},
-		{[]string{"-m", "x", "--concurrency", "-1"}, "negative"},
+		{[]string{"-m", "x", "--concurrency", "-1"}, "--concurrency -1: it must be at least 1"},
+		{[]string{"-m", "x", "--concurrency", "0"}, "--concurrency 0: it must be at least 1"},
+		{[]string{"-m", "x", "--request-rate", "0"}, "--request-rate 0: it must be above 0"},
+		{[]string{"-m", "x", "--request-rate=-2"}, "--request-rate -2: it must be above 0"},
+		{[]string{"-m", "x", "--num-requests", "0"}, "--request-count 0: it must be at least 1"},
+		{[]string{"-m", "x", "--warmup-request-count", "-1"}, "cannot be negative"},
+		{[]string{"-m", "x", "--url", "http://u:hunter2@[::1"}, "not a valid URL"},
 		{[]string{"-m", "x", "--request-rate-mode", "burst"}, "constant or poisson"},
 		{[]string{"-m", "x", "--header", "NoColon"}, "Name:Value"},
 		{[]string{"-m", "x", "--tokenizer", "gpt2"}, "builtin"},
@@ -108,5 +116,134 @@ func TestRedaction(t *testing.T) {
 	}
 	if p.Endpoint.APIKey != "sk-live-123" {
 		t.Fatal("Redacted must not change the original")
+	}
+}
+
+func TestURLCredentialsMovedOut(t *testing.T) {
+	p, err := parse(t, "-m", "m", "--url", "https://alice:s3cr%40t@llm.example:8443/v1/", "--server-metrics", "bob:pw9999@gpu0:9400", "--server-metrics", "gpu:9401")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Endpoint.URL != "https://llm.example:8443/v1" || p.Endpoint.User.Username() != "alice" {
+		t.Fatalf("url %q user %v", p.Endpoint.URL, p.Endpoint.User)
+	}
+	if pw, _ := p.Endpoint.User.Password(); pw != "s3cr@t" {
+		t.Fatalf("password %q, want the decoded s3cr@t", pw)
+	}
+	want := []string{"http://gpu0:9400/metrics", "http://gpu:9401/metrics"}
+	if strings.Join(p.ServerMetrics.URLs, " ") != strings.Join(want, " ") || len(p.ServerMetrics.Users) != 1 || p.ServerMetrics.Users[want[0]].Username() != "bob" {
+		t.Fatalf("server metrics %v users %v", p.ServerMetrics.URLs, p.ServerMetrics.Users)
+	}
+	b, _ := json.Marshal(p.Redacted())
+	for _, secret := range []string{"s3cr", "pw9999", "alice", "bob"} {
+		if strings.Contains(string(b), secret) {
+			t.Fatalf("input_config holds %q: %s", secret, b)
+		}
+	}
+}
+
+func TestJoinURL(t *testing.T) {
+	for _, tc := range []struct{ base, path, want string }{
+		{"http://h:8000", "/v1/chat/completions", "http://h:8000/v1/chat/completions"},
+		{"http://h:8000/v1", "/v1/chat/completions", "http://h:8000/v1/chat/completions"},
+		{"http://h:8000/v1/", "/v1/completions", "http://h:8000/v1/completions"},
+		{"http://h:8000/proxy/v1", "/v1/completions", "http://h:8000/proxy/v1/completions"},
+		{"http://h:8000/v1/chat/completions", "/v1/chat/completions", "http://h:8000/v1/chat/completions"},
+		{"http://h:8000/api", "/v1/chat/completions", "http://h:8000/api/v1/chat/completions"},
+		{"http://h:8000/v1", "/custom/generate", "http://h:8000/v1/custom/generate"},
+	} {
+		if got := JoinURL(tc.base, tc.path); got != tc.want {
+			t.Errorf("JoinURL(%q, %q) = %q, want %q", tc.base, tc.path, got, tc.want)
+		}
+	}
+}
+
+func TestSecretHeaders(t *testing.T) {
+	for name, secret := range map[string]bool{
+		"Authorization": true, "proxy-authorization": true, "Cookie": true, "X-Api-Key": true, "api-key": true,
+		"X-Auth-Token": true, "X-Client-Secret": true, "OpenAI-Organization": false, "X-Trace": false, "Content-Type": false,
+		"x-goog-api-key": true, "X-Session-Id": true,
+	} {
+		if got := secretHeader(name); got != secret {
+			t.Errorf("secretHeader(%q) = %v, want %v", name, got, secret)
+		}
+	}
+}
+
+func TestRedactArgsEverySpelling(t *testing.T) {
+	args := []string{"llmbench", "profile", "-m", "org/model@rev",
+		"--api-key", "k1-secret", "-api-key=k2-secret", "--api-key=k3-secret",
+		"-H", "Authorization: Bearer t1-secret", "--H", "X-Api-Key: t2-secret", "--header", "Cookie: c1-secret",
+		"-H=X-Token: t3-secret", "--header=Proxy-Authorization: Basic t4-secret", "--H=x-client-secret:t5-secret",
+		"--url", "http://user:p1-secret@host:8000", "--url=https://u:p2-secret@h/v1",
+		"--server-metrics", "a:p3-secret@gpu1:9400", "http://b:p4-secret@gpu2:9400/metrics",
+		"-H", "X-Trace: keep-me"}
+	line := CommandLine(RedactArgs(args))
+	for _, secret := range []string{"k1-secret", "k2-secret", "k3-secret", "t1-secret", "t2-secret", "c1-secret", "t3-secret", "t4-secret", "t5-secret", "p1-secret", "p2-secret", "p3-secret", "p4-secret"} {
+		if strings.Contains(line, secret) {
+			t.Errorf("%s leaked: %s", secret, line)
+		}
+	}
+	for _, keep := range []string{"org/model@rev", `"X-Trace: keep-me"`, "http://user:xxxxx@host:8000", "--url=https://u:xxxxx@h/v1", "a:xxxxx@gpu1:9400"} {
+		if !strings.Contains(line, keep) {
+			t.Errorf("%q missing from %s", keep, line)
+		}
+	}
+}
+
+func TestRedactor(t *testing.T) {
+	p, err := parse(t, "-m", "m", "--api-key", "sk-abcdef", "-H", "X-Api-Key: Bearer tok-12345", "-H", "X-Trace: visible",
+		"--url", "http://alice:pa%2Fss-word@h:1", "--server-metrics", "http://bob:mpw-777@g:2/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := NewRedactor(p)
+	in := "key sk-abcdef, token tok-12345, pw pa/ss-word (pa%2Fss-word), basic " +
+		base64.StdEncoding.EncodeToString([]byte("alice:pa/ss-word")) + ", mpw-777, X-Trace: visible"
+	got := r.Redact(in)
+	for _, secret := range []string{"sk-abcdef", "tok-12345", "pa/ss-word", "pa%2Fss-word", "mpw-777", "YWxpY2"} {
+		if strings.Contains(got, secret) {
+			t.Errorf("%q left in %q", secret, got)
+		}
+	}
+	if !strings.Contains(got, "X-Trace: visible") || strings.Count(got, "<redacted>") != 6 {
+		t.Errorf("redacted %q", got)
+	}
+	var b strings.Builder
+	w := r.Writer(&b)
+	io.WriteString(w, "error: 401 for key sk-abcdef\n")
+	if b.String() != "error: 401 for key <redacted>\n" {
+		t.Errorf("writer wrote %q", b.String())
+	}
+}
+
+func TestCheckMachine(t *testing.T) {
+	m := Machine{OpenFiles: 1024, OpenFilesMax: 4096, AvailableMemory: 16 << 30}
+	tests := []struct {
+		args []string
+		want string // "" for no error
+	}{
+		{[]string{"-m", "x", "--concurrency", "480"}, ""}, // 2*480+64 = 1024 on the mock
+		{[]string{"-m", "x", "--concurrency", "481"}, "needs about 1026 open files but this process may open 1024 (ulimit -n): raise it with 'ulimit -n 1026'"},
+		{[]string{"-m", "x", "--url", "h:1", "--concurrency", "960"}, ""}, // 960+64, no server side
+		{[]string{"-m", "x", "--url", "h:1", "--concurrency", "5000"}, "above the hard limit of 4096"},
+		{[]string{"-m", "x", "--request-rate", "1000"}, ""}, // no cap: nothing to check
+		// 100 prompts of 3.8M tokens: 100*3.8e6*23 = 8.74 GB > 8 GiB (8.59 GB).
+		{[]string{"-m", "x", "--isl", "3800000"}, "would need about 8.74 GB of memory, more than half of the 17.2 GB available"},
+		{[]string{"-m", "x", "--isl", "3000000"}, ""},
+		{[]string{"-m", "x", "--isl", "1e300"}, "lower --synthetic-input-tokens-mean"},
+	}
+	for _, tc := range tests {
+		p, err := parse(t, tc.args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = p.CheckMachine(m)
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%v: %v, want %q", tc.args, err, tc.want)
+		}
+	}
+	if got := ReadMachine(); got.OpenFiles == 0 || got.AvailableMemory == 0 {
+		t.Errorf("ReadMachine() = %+v on Linux", got)
 	}
 }

@@ -19,6 +19,7 @@ type Flags struct {
 // hold Default()).
 func BindFlags(fs *flag.FlagSet, p *Profile) *Flags {
 	f := &Flags{fs: fs, p: p}
+	p.set = map[string]bool{}
 	e, in, l := &p.Endpoint, &p.Input, &p.Loadgen
 
 	f.vars((*listValue)(&e.ModelNames), "Model name(s) to benchmark; comma-separated or repeated (required).", "model", "m", "model-names")
@@ -121,12 +122,39 @@ func (r *replaceList) String() string {
 }
 
 // vars registers one value under several names; the first is the canonical
-// one, the rest are listed as its aliases.
+// one, the rest are listed as its aliases. Setting any of them marks the
+// canonical name as given.
 func (f *Flags) vars(v flag.Value, usage string, names ...string) {
+	v = trackedValue{Value: v, name: names[0], set: f.p.set}
 	f.fs.Var(v, names[0], usage)
 	for _, alias := range names[1:] {
 		f.fs.Var(v, alias, "alias of --"+names[0])
 	}
+}
+
+// trackedValue records that its flag was given.
+type trackedValue struct {
+	flag.Value
+	name string
+	set  map[string]bool
+}
+
+func (t trackedValue) Set(v string) error {
+	t.set[t.name] = true
+	return t.Value.Set(v)
+}
+
+func (t trackedValue) String() string {
+	if t.Value == nil {
+		return ""
+	}
+	return t.Value.String()
+}
+
+// IsBoolFlag passes the wrapped value's answer on, so --streaming needs no value.
+func (t trackedValue) IsBoolFlag() bool {
+	b, ok := t.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
 }
 
 type stringValue string

@@ -136,6 +136,41 @@ func TestRecordWriterGolden(t *testing.T) {
 	}
 }
 
+// TestRecordsOnDiskWithinOneSecond: a finished record reaches the file
+// without Close, so a SIGKILL loses at most the last second; Flush puts it
+// there at once.
+func TestRecordsOnDiskWithinOneSecond(t *testing.T) {
+	dir := t.TempDir()
+	clock := record.NewClock()
+	rw, err := NewRecordWriter(dir, "r.jsonl", clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rw.Close()
+	var v metrics.Values
+	for i := range v.V {
+		v.V[i] = math.NaN()
+	}
+	lines := func() int {
+		b, _ := os.ReadFile(filepath.Join(dir, "r.jsonl"))
+		return bytes.Count(b, []byte("\n"))
+	}
+	rw.Write(&record.Record{SessionNum: 0, StartPerf: 1, EndPerf: 2}, &v)
+	written := time.Now()
+	// The flusher runs every FlushInterval (0.25 s); the deadline allows a
+	// loaded machine's scheduling delay on top, within the promised second.
+	for lines() < 1 {
+		if time.Since(written) > time.Second {
+			t.Fatalf("record not on disk %v after it was written", time.Since(written))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	rw.Write(&record.Record{SessionNum: 1, StartPerf: 1, EndPerf: 2}, &v)
+	if err := rw.Flush(); err != nil || lines() != 2 {
+		t.Fatalf("after Flush: %d lines on disk (%v), want 2", lines(), err)
+	}
+}
+
 func TestInputsJSON(t *testing.T) {
 	got, err := InputsJSON([]InputSession{{SessionID: "s1", Payloads: []json.RawMessage{json.RawMessage(`{"model":"m"}`)}}})
 	if err != nil {

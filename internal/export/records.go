@@ -7,43 +7,88 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
+	"time"
 
 	"github.com/llmbench/llmbench/internal/metrics"
 	"github.com/llmbench/llmbench/internal/record"
 )
 
 // lineFile is a buffered file written a line at a time: the base of the
-// JSONL writers.
+// JSONL writers. A background flusher writes the buffer out every
+// FlushInterval, so a process killed outright loses at most that much;
+// Flush does it at once (on a signal).
 type lineFile struct {
+	mu   sync.Mutex
 	f    *os.File
 	w    *bufio.Writer
 	buf  []byte
 	path string
+	stop chan struct{}
+	done chan struct{}
 }
 
-func createLineFile(dir, name string, bufSize int) (lineFile, error) {
+// FlushInterval is how often the JSONL writers flush on their own.
+const FlushInterval = 250 * time.Millisecond
+
+func createLineFile(dir, name string, bufSize int) (*lineFile, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return lineFile{}, fmt.Errorf("create artifact dir %s: %w", dir, err)
+		return nil, fmt.Errorf("create artifact dir %s: %w", dir, err)
 	}
 	path := filepath.Join(dir, name)
 	f, err := os.Create(path)
 	if err != nil {
-		return lineFile{}, fmt.Errorf("create %s: %w", path, err)
+		return nil, fmt.Errorf("create %s: %w", path, err)
 	}
-	return lineFile{f: f, w: bufio.NewWriterSize(f, bufSize), path: path}, nil
+	lf := &lineFile{f: f, w: bufio.NewWriterSize(f, bufSize), path: path, stop: make(chan struct{}), done: make(chan struct{})}
+	go lf.flushLoop()
+	return lf, nil
+}
+
+func (lf *lineFile) flushLoop() {
+	defer close(lf.done)
+	t := time.NewTicker(FlushInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-lf.stop:
+			return
+		case <-t.C:
+			_ = lf.Flush()
+		}
+	}
 }
 
 // writeLine writes b (ending in a newline) and keeps it as the next buffer.
 func (lf *lineFile) writeLine(b []byte) error {
 	lf.buf = b
+	lf.mu.Lock()
+	defer lf.mu.Unlock()
 	if _, err := lf.w.Write(b); err != nil {
 		return fmt.Errorf("write %s: %w", lf.path, err)
 	}
 	return nil
 }
 
-// Close flushes and closes the file.
+// Flush writes out every complete line written so far.
+func (lf *lineFile) Flush() error {
+	lf.mu.Lock()
+	defer lf.mu.Unlock()
+	if lf.w.Buffered() == 0 {
+		return nil
+	}
+	if err := lf.w.Flush(); err != nil {
+		return fmt.Errorf("flush %s: %w", lf.path, err)
+	}
+	return nil
+}
+
+// Close stops the flusher, flushes and closes the file.
 func (lf *lineFile) Close() error {
+	close(lf.stop)
+	<-lf.done
+	lf.mu.Lock()
+	defer lf.mu.Unlock()
 	err := lf.w.Flush()
 	if cerr := lf.f.Close(); err == nil {
 		err = cerr
@@ -57,7 +102,7 @@ func (lf *lineFile) Close() error {
 // RecordWriter streams profile_export.jsonl, one line per request as it
 // completes, so an interrupted run keeps every line written so far.
 type RecordWriter struct {
-	lineFile
+	*lineFile
 	clock record.Clock
 }
 

@@ -404,7 +404,7 @@ func ServerMetricsCSV(sm ServerMetrics) ([]byte, error) {
 // ScrapeWriter streams server_metrics_export.jsonl: one line per scrape, all
 // scrapes including warm-up, as they arrive.
 type ScrapeWriter struct {
-	lineFile
+	*lineFile
 }
 
 // NewScrapeWriter creates dir/name.

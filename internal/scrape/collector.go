@@ -7,8 +7,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/llmbench/llmbench/internal/record"
@@ -31,6 +33,9 @@ type Options struct {
 	Log io.Writer
 	// Sink receives every successful snapshot, one at a time.
 	Sink func(*Snapshot)
+	// Users are Basic auth credentials by URL (from user:pw@ in a URL,
+	// which is never shown); an endpoint without one sends none.
+	Users map[string]*url.Userinfo
 }
 
 // Collector scrapes endpoints concurrently and independently: a slow or
@@ -49,6 +54,10 @@ type endpoint struct {
 	mu         sync.Mutex
 	configured string
 	url        string
+	user       *url.Userinfo
+	// live is the URL in use while the endpoint is scraped, nil once it is
+	// disabled: readable without waiting for a scrape that holds mu.
+	live       atomic.Pointer[string]
 	disabled   bool
 	probed     bool
 	errLogged  bool
@@ -97,10 +106,23 @@ func NewCollector(opts Options) *Collector {
 	for _, u := range opts.URLs {
 		if !seen[u] {
 			seen[u] = true
-			c.endpoints = append(c.endpoints, &endpoint{configured: u, url: u})
+			e := &endpoint{configured: u, url: u, user: opts.Users[u]}
+			e.live.Store(&u)
+			c.endpoints = append(c.endpoints, e)
 		}
 	}
 	return c
+}
+
+// Live lists the endpoints still scraped (not disabled), by the URL in use.
+func (c *Collector) Live() []string {
+	var out []string
+	for _, e := range c.endpoints {
+		if u := e.live.Load(); u != nil {
+			out = append(out, *u)
+		}
+	}
+	return out
 }
 
 // Configured lists the endpoints as configured.
@@ -155,8 +177,9 @@ func (c *Collector) Checkpoint(ctx context.Context, maxWait time.Duration) {
 }
 
 // Finish waits the flush period (cut short if ctx ends), stops the
-// periodic scrapes and takes the final scrape of every live endpoint.
-func (c *Collector) Finish(ctx context.Context) {
+// periodic scrapes and takes the final scrape of every live endpoint,
+// bounded by the reachability timeout and cut short if abort ends.
+func (c *Collector) Finish(ctx, abort context.Context) {
 	live := false
 	for _, e := range c.endpoints {
 		live = live || !e.isDisabled()
@@ -173,9 +196,9 @@ func (c *Collector) Finish(ctx context.Context) {
 		c.cancel()
 	}
 	c.loops.Wait()
-	// The final scrape must happen even after Ctrl-C: it is what the
-	// totals are measured to.
-	final, cancel := context.WithTimeout(context.Background(), c.opts.ReachabilityTimeout)
+	// The final scrape must happen even after a first Ctrl-C: it is what
+	// the totals are measured to. Only abort (a second one) skips it.
+	final, cancel := context.WithTimeout(abort, c.opts.ReachabilityTimeout)
 	defer cancel()
 	var wg sync.WaitGroup
 	for _, e := range c.endpoints {
@@ -213,6 +236,12 @@ func (c *Collector) loop(ctx context.Context, e *endpoint, start time.Time) {
 	}
 }
 
+// setDisabled stops scraping e; mu must be held.
+func (e *endpoint) setDisabled() {
+	e.disabled = true
+	e.live.Store(nil)
+}
+
 func (e *endpoint) isDisabled() bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -228,7 +257,7 @@ func (c *Collector) scrape(ctx context.Context, e *endpoint, first bool) bool {
 	}
 	fctx, cancel := context.WithTimeout(ctx, c.opts.ReachabilityTimeout)
 	defer cancel()
-	snap, err := fetch(fctx, c.hc, c.opts.Clock, e.url)
+	snap, err := fetch(fctx, c.hc, c.opts.Clock, e.url, e.user)
 	if err != nil && errors.Is(err, ErrNotPrometheus) {
 		snap, err = c.notPrometheus(fctx, e, err)
 		if err != nil {
@@ -241,7 +270,7 @@ func (c *Collector) scrape(ctx context.Context, e *endpoint, first bool) bool {
 		}
 		e.info.Failures++
 		if first {
-			e.disabled = true
+			e.setDisabled()
 			c.logf("WARNING  Server metrics endpoint %s did not answer its first scrape (%v); not collecting from it. To suppress this warning, pass --no-server-metrics.", e.url, err)
 		} else if !e.errLogged {
 			e.errLogged = true
@@ -259,14 +288,15 @@ func (c *Collector) notPrometheus(ctx context.Context, e *endpoint, cause error)
 	if !e.probed {
 		e.probed = true
 		if alt, ok := fallbackURL(e.url); ok {
-			if snap, err := fetch(ctx, c.hc, c.opts.Clock, alt); err == nil {
+			if snap, err := fetch(ctx, c.hc, c.opts.Clock, alt, e.user); err == nil {
 				c.logf("INFO  Server metrics endpoint %s is not Prometheus; using %s instead.", e.url, alt)
 				e.url = alt
+				e.live.Store(&alt)
 				return snap, nil
 			}
 		}
 	}
-	e.disabled = true
+	e.setDisabled()
 	e.info.Failures++
 	c.logf("%s", disableWarning(e.url, cause))
 	return nil, cause

@@ -67,7 +67,7 @@ func run(t *testing.T, urls []string, interval, d time.Duration) (*Collector, *s
 		Log: writerFunc(func(p []byte) (int, error) { logMu.Lock(); defer logMu.Unlock(); return log.Write(p) }), Sink: sk.add})
 	c.Start(context.Background())
 	time.Sleep(d)
-	c.Finish(context.Background())
+	c.Finish(context.Background(), context.Background())
 	return c, sk, log.String()
 }
 

@@ -39,7 +39,7 @@ func (s *Snapshot) LatencyNs() int64 { return s.DoneNs - s.RequestSentNs }
 var ErrNotPrometheus = errors.New("not Prometheus exposition")
 
 // fetch GETs url once and parses it.
-func fetch(ctx context.Context, hc *http.Client, clock record.Clock, target string) (*Snapshot, error) {
+func fetch(ctx context.Context, hc *http.Client, clock record.Clock, target string, user *url.Userinfo) (*Snapshot, error) {
 	var firstByte int64
 	trace := &httptrace.ClientTrace{GotFirstResponseByte: func() { firstByte = clock.Now() }}
 	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodGet, target, nil)
@@ -48,6 +48,10 @@ func fetch(ctx context.Context, hc *http.Client, clock record.Clock, target stri
 	}
 	// Ask for the text format: no protobuf or OpenMetrics negotiation.
 	req.Header.Set("Accept", "text/plain;version=0.0.4;q=1,*/*;q=0.1")
+	if user != nil {
+		pw, _ := user.Password()
+		req.SetBasicAuth(user.Username(), pw)
+	}
 	sent := clock.Now()
 	resp, err := hc.Do(req)
 	if err != nil {

@@ -237,7 +237,7 @@ func TestCounterResetFromServer(t *testing.T) {
 	}
 	c.Checkpoint(context.Background(), time.Minute) // scrape 2, the reference: 15 tokens
 	start := clock.Wall(clock.Now())
-	c.Finish(context.Background()) // scrape 3: restarted, 0 tokens
+	c.Finish(context.Background(), context.Background()) // scrape 3: restarted, 0 tokens
 	ms := st.Aggregate(Window{StartNs: start, EndNs: clock.Wall(clock.Now())}, stats.BucketLinear{})
 	_, gen := find(t, ms, "vllm:generation_tokens")
 	if gen.Counter.Total != 0 {

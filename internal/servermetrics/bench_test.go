@@ -72,7 +72,7 @@ func BenchmarkScrapeIngest(b *testing.B) {
 	c := scrape.NewCollector(scrape.Options{URLs: []string{srv.URL + "/metrics"}, Interval: time.Hour, ReachabilityTimeout: 10 * time.Second,
 		Clock: record.NewClock(), Sink: st.Add})
 	c.Start(context.Background())
-	defer c.Finish(context.Background())
+	defer c.Finish(context.Background(), context.Background())
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	for b.Loop() {

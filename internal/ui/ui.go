@@ -19,6 +19,11 @@ type Counters struct {
 	Sent, Completed, Errors atomic.Int64
 }
 
+// InFlight is the number of requests sent and not yet finished.
+func (c *Counters) InFlight() int64 {
+	return c.Sent.Load() - c.Completed.Load() - c.Errors.Load()
+}
+
 // Progress prints a progress line every interval until stop is closed.
 // On a terminal the line is redrawn in place.
 func Progress(w io.Writer, c *Counters, total int, interval time.Duration, terminal bool, stop <-chan struct{}) {

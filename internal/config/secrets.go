@@ -1,0 +1,203 @@
+package config
+
+import (
+	"encoding/base64"
+	"io"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+const redacted = "<redacted>"
+
+// Redacted returns a copy of p that is safe to write: the API key and the
+// values of credential headers are replaced. URLs carry no credentials
+// (Finish moves them out), so they are written as they are.
+func (p Profile) Redacted() Profile {
+	if p.Endpoint.APIKey != "" {
+		p.Endpoint.APIKey = redacted
+	}
+	hs := make([]string, len(p.Endpoint.Headers))
+	for i, h := range p.Endpoint.Headers {
+		hs[i] = redactHeader(h)
+	}
+	p.Endpoint.Headers = hs
+	p.Endpoint.ModelNames = append([]string(nil), p.Endpoint.ModelNames...)
+	p.Endpoint.User = nil
+	p.ServerMetrics.Users = nil
+	return p
+}
+
+// secretHeader reports whether a header's value is a credential:
+// Authorization, Proxy-Authorization, Cookie, X-Api-Key and any header
+// whose name speaks of a key, token, secret, password, auth or cookie.
+func secretHeader(name string) bool {
+	n := strings.ToLower(strings.TrimSpace(name))
+	for _, word := range []string{"auth", "cookie", "key", "token", "secret", "password", "passwd", "credential", "session"} {
+		if strings.Contains(n, word) {
+			return true
+		}
+	}
+	return false
+}
+
+func redactHeader(h string) string {
+	name, _, ok := strings.Cut(h, ":")
+	if ok && secretHeader(name) {
+		return name + ":" + redacted
+	}
+	return h
+}
+
+// redactURL hides the password of a URL-looking string; other strings are
+// returned as they are.
+func redactURL(s string) string {
+	if !strings.Contains(s, "@") {
+		return s
+	}
+	raw := s
+	if !strings.Contains(raw, "://") {
+		raw = "http://" + raw
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		// Unparsable: hide everything between the scheme and the '@'.
+		at := strings.LastIndex(s, "@")
+		start := strings.Index(s, "://") + len("://")
+		if start < len("://") || start > at {
+			start = 0
+		}
+		return s[:start] + redacted + s[at:]
+	}
+	if _, has := u.User.Password(); !has {
+		return s
+	}
+	out := u.Redacted()
+	if !strings.Contains(s, "://") {
+		out = strings.TrimPrefix(out, "http://")
+	}
+	return out
+}
+
+// RedactArgs returns a copy of a command line's arguments with secrets
+// redacted: the value of --api-key, credential headers given to -H or
+// --header (with one or two dashes, as a separate argument or after '='),
+// and the password of any URL.
+func RedactArgs(args []string) []string {
+	out := append([]string(nil), args...)
+	for i := 0; i < len(out); i++ {
+		arg := out[i]
+		if !strings.HasPrefix(arg, "-") {
+			out[i] = redactURL(arg)
+			continue
+		}
+		name, val, hasEq := strings.Cut(strings.TrimLeft(arg, "-"), "=")
+		dashes := arg[:len(arg)-len(strings.TrimLeft(arg, "-"))]
+		var redact func(string) string
+		switch name {
+		case "api-key":
+			redact = func(string) string { return redacted }
+		case "H", "header":
+			redact = redactHeader
+		default:
+			if hasEq {
+				out[i] = dashes + name + "=" + redactURL(val)
+			}
+			continue
+		}
+		if hasEq {
+			out[i] = dashes + name + "=" + redact(val)
+		} else if i+1 < len(out) {
+			out[i+1] = redact(out[i+1])
+			i++
+		}
+	}
+	return out
+}
+
+// Redactor removes a run's secrets from free text (log lines, error
+// messages a server echoed back, the console) by their values, whatever
+// path they took.
+type Redactor struct {
+	secrets []string
+}
+
+// minSecretLen is the shortest secret replaced in free text; a shorter one
+// would blank out ordinary letters. Structured redaction covers it anyway.
+const minSecretLen = 4
+
+// NewRedactor collects p's secret values: the API key, the values of
+// credential headers (and their last word, the token of "Bearer <token>"),
+// URL passwords as typed and as encoded, and the Basic auth they become.
+func NewRedactor(p Profile) *Redactor {
+	var s []string
+	add := func(v string) {
+		if v = strings.TrimSpace(v); len(v) >= minSecretLen {
+			s = append(s, v)
+		}
+	}
+	add(p.Endpoint.APIKey)
+	for _, h := range p.Endpoint.Headers {
+		name, val, ok := strings.Cut(h, ":")
+		if !ok || !secretHeader(name) {
+			continue
+		}
+		add(val)
+		if f := strings.Fields(val); len(f) > 1 {
+			add(f[len(f)-1])
+		}
+	}
+	users := []*url.Userinfo{p.Endpoint.User}
+	for _, u := range p.ServerMetrics.Users {
+		users = append(users, u)
+	}
+	for _, u := range users {
+		if u == nil {
+			continue
+		}
+		if pw, ok := u.Password(); ok {
+			add(pw)
+			add(url.QueryEscape(pw))
+			add(url.PathEscape(pw))
+			add(base64.StdEncoding.EncodeToString([]byte(u.Username() + ":" + pw)))
+		}
+	}
+	// Longest first, so a secret containing another is replaced whole.
+	slices.SortFunc(s, func(a, b string) int { return len(b) - len(a) })
+	return &Redactor{secrets: slices.Compact(s)}
+}
+
+// Redact returns text with every secret replaced by <redacted>.
+func (r *Redactor) Redact(text string) string {
+	if r == nil {
+		return text
+	}
+	for _, s := range r.secrets {
+		if strings.Contains(text, s) {
+			text = strings.ReplaceAll(text, s, redacted)
+		}
+	}
+	return text
+}
+
+// Writer wraps w so that everything written through it is redacted. Each
+// Write is redacted on its own: callers write whole lines.
+func (r *Redactor) Writer(w io.Writer) io.Writer {
+	if r == nil || len(r.secrets) == 0 {
+		return w
+	}
+	return redactingWriter{w: w, r: r}
+}
+
+type redactingWriter struct {
+	w io.Writer
+	r *Redactor
+}
+
+func (rw redactingWriter) Write(p []byte) (int, error) {
+	clean := rw.r.Redact(string(p))
+	if _, err := io.WriteString(rw.w, clean); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
