@@ -108,27 +108,36 @@ func usageError(stderr io.Writer, cmd string, err error) int {
 func flagErrorText(err error) string {
 	msg := strings.TrimSuffix(err.Error(), ".")
 	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
-		return "unknown flag -" + strings.TrimLeft(name, "-") + " (check its spelling)"
+		return "unknown flag " + dashed(name) + " (check its spelling)"
 	}
 	if name, ok := strings.CutPrefix(msg, "flag needs an argument: "); ok {
-		return "-" + strings.TrimLeft(name, "-") + " needs a value"
+		return dashed(name) + " needs a value"
 	}
 	// invalid value "x" for flag -concurrency: "x" is not a whole number
 	if rest, ok := strings.CutPrefix(msg, "invalid value "); ok {
 		if _, after, ok := strings.Cut(rest, " for flag "); ok {
 			if name, why, ok := strings.Cut(after, ": "); ok {
-				return "-" + strings.TrimLeft(name, "-") + ": " + why
+				return dashed(name) + ": " + why
 			}
 		}
 	}
 	if rest, ok := strings.CutPrefix(msg, "invalid boolean value "); ok {
 		if _, after, ok := strings.Cut(rest, " for "); ok {
 			if name, _, ok := strings.Cut(after, ": "); ok {
-				return "-" + strings.TrimLeft(name, "-") + " takes true or false"
+				return dashed(name) + " takes true or false"
 			}
 		}
 	}
 	return msg
+}
+
+// dashed writes a flag name as documented: -m, --model.
+func dashed(name string) string {
+	name = strings.TrimLeft(name, "-")
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
 }
 
 func profile(args []string, stdout, stderr io.Writer) int {

@@ -36,8 +36,9 @@ type line struct {
 		Unit  string          `json:"unit"`
 	} `json:"metrics"`
 	Error *struct {
-		Code int    `json:"code"`
-		Type string `json:"type"`
+		Code    int    `json:"code"`
+		Type    string `json:"type"`
+		Message string `json:"message"`
 	} `json:"error"`
 }
 

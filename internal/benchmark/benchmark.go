@@ -243,7 +243,11 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	stopWatch := watchInterrupt(ctx, func() {
 		// Everything finished so far goes to disk now, whatever comes next.
 		_ = records.Flush()
-		fmt.Fprintln(opts.Log, stoppingMessage(counters.InFlight(), sm, p.ServerMetrics.ReachabilityTimeout))
+		lead := ""
+		if opts.Progress != nil && opts.Terminal {
+			lead = "\n" // off the progress line redrawn in place
+		}
+		fmt.Fprintln(opts.Log, lead+stoppingMessage(counters.InFlight(), sm, p.ServerMetrics.ReachabilityTimeout))
 	})
 	defer stopWatch()
 	outcome, runErr := schedule.Run(ctx, plan, send, obs)

@@ -1,60 +1,22 @@
 package export
 
 import (
-	"context"
 	"encoding/json"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
+	"github.com/llmbench/llmbench/internal/duckdbtest"
 	"github.com/llmbench/llmbench/internal/scrape"
 	"github.com/llmbench/llmbench/internal/servermetrics"
 )
 
-var npmOnce sync.Once
-var npmErr error
-
-// duckdb runs sql with DuckDB (the npm package in testdata/parquet-reader,
-// installed with npm on first use) and returns the rows.
+// duckdb runs sql with DuckDB, the independent Parquet reader.
 func duckdb(t *testing.T, sql string) []map[string]any {
 	t.Helper()
-	dir, _ := filepath.Abs(filepath.Join("testdata", "parquet-reader"))
-	npmOnce.Do(func() {
-		if _, err := os.Stat(filepath.Join(dir, "node_modules", "@duckdb", "node-api")); err == nil {
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, "npm", "install", "--no-audit", "--no-fund")
-		cmd.Dir = dir
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			npmErr = err
-			t.Logf("npm ci: %s", out)
-		}
-	})
-	if npmErr != nil {
-		t.Fatalf("install the Parquet reader (npm install in %s): %v", dir, npmErr)
-	}
-	cmd := exec.Command("node", "query.mjs", sql)
-	cmd.Dir = dir
-	out, err := cmd.Output()
-	if err != nil {
-		if ee, ok := err.(*exec.ExitError); ok {
-			t.Fatalf("duckdb %q: %v: %s", sql, err, ee.Stderr)
-		}
-		t.Fatalf("duckdb %q: %v", sql, err)
-	}
-	var rows []map[string]any
-	if err := json.Unmarshal(out, &rows); err != nil {
-		t.Fatalf("duckdb output %q: %v", out, err)
-	}
-	return rows
+	return duckdbtest.Query(t, sql)
 }
 
 const sec = int64(1e9)
