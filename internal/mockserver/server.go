@@ -258,7 +258,6 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, kind api) {
 		select {
 		case s.slots <- struct{}{}:
 			s.state.waiting.Add(-1)
-			defer func() { <-s.slots }()
 		case <-ctx.Done():
 			s.state.waiting.Add(-1)
 			return
@@ -266,10 +265,24 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, kind api) {
 	}
 	admitted := time.Now()
 	s.state.running.Add(1)
-	defer s.state.running.Add(-1)
 	s.state.kvTokens.Add(int64(promptTokens))
 	kv := int64(promptTokens)
-	defer func() { s.state.kvTokens.Add(-kv) }()
+	// The engine retires a request when its last token is generated, before
+	// the final bytes reach the client: release runs then (or on an early
+	// return), so a client that has its answer sees the gauges without it.
+	released := false
+	release := func() {
+		if released {
+			return
+		}
+		released = true
+		s.state.running.Add(-1)
+		s.state.kvTokens.Add(-kv)
+		if s.slots != nil {
+			<-s.slots
+		}
+	}
+	defer release()
 
 	g := &generation{
 		s: s, w: w, kind: kind, rng: rng, seq: seq, model: req.Model,
@@ -278,6 +291,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, kind api) {
 		drop:    every(s.cfg.DropEvery, seq),
 		garbage: every(s.cfg.GarbageEvery, seq),
 		kv:      &kv,
+		release: release,
 	}
 	if f != nil && f.alter != nil {
 		if after := f.alter(g); after != nil {
@@ -307,7 +321,9 @@ type generation struct {
 	// truncate ends the response cleanly halfway (the "truncate" fault).
 	truncate bool
 	kv       *int64
-	buf      []byte
+	// release retires the request from the engine's gauges; idempotent.
+	release func()
+	buf     []byte
 }
 
 func (g *generation) jittered(mean, std time.Duration) time.Duration {
@@ -396,6 +412,7 @@ func (g *generation) run(ctx context.Context, arrival, admitted time.Time) {
 	}
 	e2e := time.Since(arrival).Seconds()
 	g.s.engine().finished(e2e, g.promptTokens, g.outTokens, g.reason)
+	g.release()
 
 	usage := fmt.Appendf(nil, `{"prompt_tokens":%d,"total_tokens":%d,"completion_tokens":%d}`, g.promptTokens, g.promptTokens+g.outTokens, g.outTokens)
 	if g.stream {
