@@ -6,19 +6,13 @@ package benchmark
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"sync"
 	"time"
 
-	"github.com/llmbench/llmbench/internal/client"
 	"github.com/llmbench/llmbench/internal/config"
-	"github.com/llmbench/llmbench/internal/dataset"
-	"github.com/llmbench/llmbench/internal/endpoint"
 	"github.com/llmbench/llmbench/internal/export"
-	"github.com/llmbench/llmbench/internal/metrics"
 	"github.com/llmbench/llmbench/internal/mockserver"
 	"github.com/llmbench/llmbench/internal/record"
 	"github.com/llmbench/llmbench/internal/schedule"
@@ -71,175 +65,39 @@ type Result struct {
 // start or its artifacts could not be written; failed requests are results.
 // When ctx is cancelled the run stops early and still writes its artifacts.
 func Run(ctx context.Context, opts Options) (*Result, error) {
+	opts = opts.withDefaults()
 	p := opts.Profile
-	if opts.Abort == nil {
-		opts.Abort = context.Background()
-	}
-	if opts.Log == nil {
-		opts.Log = io.Discard
-	}
 	tok := tokenizer.Builtin{}
-	if p.Input.RandomSeed == nil {
-		// Record the seed drawn so the exported config can reproduce the run.
-		s := int64(rand.Uint64() >> 1)
-		p.Input.RandomSeed = &s
-	}
-	seed := uint64(*p.Input.RandomSeed)
-	entries, err := dataset.Synthetic{
-		Entries:      p.Input.NumDatasetEntries,
-		InputMean:    p.Input.Prompt.InputTokens.Mean,
-		InputStddev:  p.Input.Prompt.InputTokens.Stddev,
-		OutputMean:   p.Input.Prompt.OutputTokens.Mean,
-		OutputStddev: p.Input.Prompt.OutputTokens.Stddev,
-		Seed:         seed,
-	}.Generate(tok)
-	if err != nil {
-		return nil, err
-	}
-	kind, err := endpoint.Parse(p.Endpoint.Type)
-	if err != nil {
-		return nil, err
-	}
-	extra, err := endpoint.ParseExtraInputs(p.Endpoint.ExtraInputs)
-	if err != nil {
-		return nil, err
-	}
-	model := p.Endpoint.ModelNames[0]
-	payloads := make([][]byte, len(entries))
-	sessions := make([]export.InputSession, len(entries))
-	for i, e := range entries {
-		payloads[i], err = kind.Body(endpoint.Input{Model: model, Prompt: e.Prompt, MaxTokens: e.MaxTokens, Streaming: p.Endpoint.Streaming, Extra: extra})
-		if err != nil {
-			return nil, err
-		}
-		sessions[i] = export.InputSession{SessionID: e.ConversationID, Payloads: []json.RawMessage{payloads[i]}}
-	}
+	seed := seedOf(&p)
 
-	baseURL := p.Endpoint.URL
-	if p.Endpoint.Mock {
-		srv, err := mockserver.New(opts.Mock)
-		if err != nil {
-			return nil, fmt.Errorf("start the built-in server: %w", err)
-		}
-		// The server outlives ctx so that requests cancelled by Ctrl-C end
-		// on the client side, where they are recorded.
-		url, stop, err := srv.Start(context.Background(), "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("start the built-in server: %w", err)
-		}
-		defer stop()
-		baseURL = url
+	// Prepare: every request body, the server, the output files, the
+	// baseline scrape (the reference for deltas), the client.
+	in, err := buildInputs(p, seed, tok)
+	if err != nil {
+		return nil, err
 	}
-	path := kind.Path()
-	if p.Endpoint.Custom != "" {
-		path = "/" + trimSlashes(p.Endpoint.Custom)
+	baseURL, stopTarget, err := startTarget(p, opts.Mock)
+	if err != nil {
+		return nil, err
 	}
-	targetURL := config.JoinURL(baseURL, path)
-
-	dir := p.Output.ArtifactDir
-	names := export.ProfileFiles(p.Output.ExportPrefix)
-	clock := record.NewClock()
+	defer stopTarget()
+	dir, names, clock := p.Output.ArtifactDir, export.ProfileFiles(p.Output.ExportPrefix), record.NewClock()
 	records, err := export.NewRecordWriter(dir, names.Records, clock)
 	if err != nil {
 		return nil, err
 	}
-	// The baseline scrape happens here, before warm-up: the reference for deltas.
 	sm, err := startServerMetrics(ctx, p, baseURL, dir, clock, opts.Log)
 	if err != nil {
 		_ = records.Close()
 		return nil, err
 	}
-	maxConns := p.Loadgen.Concurrency
-	if maxConns == 0 {
-		maxConns = 256
-	}
-	cl := client.New(client.Options{
-		URL: targetURL, Kind: kind, Streaming: p.Endpoint.Streaming, Timeout: p.Endpoint.RequestTimeout,
-		APIKey: p.Endpoint.APIKey, Headers: p.Endpoint.Headers, User: p.Endpoint.User, MaxConns: maxConns, Clock: clock,
-	})
+	cl := newClient(p, targetURL(p, baseURL, in.kind), in.kind, clock)
 	defer cl.Close()
 
+	// Drive the load; every finished request goes to the collector.
 	var counters ui.Counters
-	stopProgress := make(chan struct{})
-	var progressDone sync.WaitGroup
-	if opts.Progress != nil {
-		interval := opts.ProgressInterval
-		if interval <= 0 {
-			interval = time.Second
-		}
-		progressDone.Go(func() {
-			ui.Progress(opts.Progress, &counters, p.Loadgen.RequestCount+p.Loadgen.WarmupRequestCount, interval, opts.Terminal, stopProgress)
-		})
-	}
-
-	// One collector turns records into metrics and JSONL lines in arrival order.
-	done := make(chan *record.Record, 4096)
-	agg := metrics.NewAggregator()
-	mopts := metrics.DefaultOptions()
-	mopts.UseServerTokenCount = p.Tokenizer.UseServerTokenCount
-	var writeErr error
-	var invalid invalidTally
-	var collector sync.WaitGroup
-	collector.Go(func() {
-		for r := range done {
-			if r.Err != nil {
-				r.Err.Message = opts.Redactor.Redact(r.Err.Message)
-			}
-			invalid.add(r)
-			v := metrics.Compute(r, tok, clock, mopts)
-			if err := records.Write(r, &v); err != nil && writeErr == nil {
-				writeErr = err
-			}
-			if r.Phase == record.PhaseProfiling {
-				agg.Add(r, &v)
-			}
-		}
-	})
-
-	idRNG := rand.New(rand.NewPCG(seed, 0x7265717565737473)) // "requests"
-	var idMu sync.Mutex
-	send := func(ctx context.Context, job schedule.Job) {
-		e := entries[job.Index%len(entries)]
-		idMu.Lock()
-		reqID := record.UUID(idRNG.Uint64(), idRNG.Uint64())
-		idMu.Unlock()
-		r := &record.Record{
-			SessionNum: job.Index, ConversationID: e.ConversationID, XRequestID: reqID, Phase: job.Phase,
-			InputTokens: e.InputTokens, RequestedOutputTokens: e.MaxTokens,
-		}
-		counters.Sent.Add(1)
-		cl.Do(ctx, r, payloads[job.Index%len(entries)])
-		if r.Valid() {
-			counters.Completed.Add(1)
-		} else {
-			counters.Errors.Add(1)
-		}
-		done <- r
-	}
-
-	var start, end time.Time
-	var startNs, endNs int64
-	obs := schedule.Observer{
-		PhaseStart: func(ph record.Phase, t time.Time) {
-			if ph == record.PhaseProfiling {
-				start, startNs = t, clock.Wall(clock.Perf(t))
-			}
-		},
-		PhaseEnd: func(ph record.Phase, t time.Time) {
-			switch {
-			case ph == record.PhaseProfiling:
-				end, endNs = t, clock.Wall(clock.Perf(t))
-			case ph == record.PhaseWarmup && sm != nil:
-				// The reference for profiling deltas: the state right now.
-				sm.collector.Checkpoint(ctx, p.ServerMetrics.Interval)
-			}
-		},
-	}
-	plan := schedule.Plan{
-		Concurrency: p.Loadgen.Concurrency, Rate: p.Loadgen.RequestRate, Poisson: p.Loadgen.RequestRateMode == config.RatePoisson,
-		Count: p.Loadgen.RequestCount, Warmup: p.Loadgen.WarmupRequestCount,
-		Duration: p.Loadgen.BenchmarkDuration, Grace: p.Loadgen.GracePeriod, Seed: seed,
-	}
+	stopProgress := startProgress(opts, &counters)
+	col := startCollector(records, tok, clock, p, opts.Redactor)
 	stopWatch := watchInterrupt(ctx, func() {
 		// Everything finished so far goes to disk now, whatever comes next.
 		_ = records.Flush()
@@ -250,39 +108,32 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		fmt.Fprintln(opts.Log, lead+stoppingMessage(counters.InFlight(), sm, p.ServerMetrics.ReachabilityTimeout))
 	})
 	defer stopWatch()
-	outcome, runErr := schedule.Run(ctx, plan, send, obs)
-	close(done)
-	collector.Wait()
-	close(stopProgress)
-	progressDone.Wait()
-	if w := invalid.warning(); w != "" {
+	win := &window{clock: clock}
+	outcome, runErr := schedule.Run(ctx, planOf(p, seed), newRequester(in, cl, &counters, col, seed).send, win.observer(ctx, sm, p.ServerMetrics.Interval))
+	results, writeErr := col.finish()
+	stopProgress()
+	if w := col.invalid.warning(); w != "" {
 		fmt.Fprintln(opts.Log, w)
 	}
-	if start.IsZero() {
-		start = time.Now()
-		startNs = clock.Now() + clock.Wall(0)
-	}
-	if end.IsZero() {
-		end = time.Now()
-		endNs = clock.Now() + clock.Wall(0)
-	}
+	win.close()
+
+	// Finish: the final scrape, then every export.
 	var smErr error
 	if sm != nil {
 		smErr = sm.finish(ctx, opts.Abort)
 	}
-
 	closeErr := records.Close()
 	summary := export.Summary{
 		SchemaVersion: SchemaVersion, Version: opts.Version, BenchmarkID: record.UUID(rand.Uint64(), rand.Uint64()),
-		Results: agg.Results(), WasCancelled: outcome.Cancelled, Start: start, End: end,
+		Results: results, WasCancelled: outcome.Cancelled, Start: win.start, End: win.end,
 		InputConfig: p.Redacted(),
 	}
 	res := &Result{Summary: summary, ArtifactDir: dir, ServerURL: baseURL, Files: []string{names.Records}, ProfileJSON: names.ProfileJSON}
-	if err := writeExports(dir, names, summary, sessions, res); err != nil {
+	if err := writeExports(dir, names, summary, in.sessions, res); err != nil {
 		return res, err
 	}
 	if sm != nil {
-		files, metrics, err := sm.export(dir, startNs, endNs, start, end, export.ServerMetrics{
+		files, metrics, err := sm.export(dir, win.startNs, win.endNs, win.start, win.end, export.ServerMetrics{
 			SchemaVersion: SchemaVersion, Version: opts.Version, BenchmarkID: summary.BenchmarkID, InputConfig: summary.InputConfig,
 			ModelNames: p.Endpoint.ModelNames, Concurrency: p.Loadgen.Concurrency, RequestRate: p.Loadgen.RequestRate,
 		})
@@ -297,6 +148,16 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		}
 	}
 	return res, nil
+}
+
+func (o Options) withDefaults() Options {
+	if o.Abort == nil {
+		o.Abort = context.Background()
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	return o
 }
 
 func writeExports(dir string, names export.Files, s export.Summary, sessions []export.InputSession, res *Result) error {
@@ -322,11 +183,4 @@ func writeExports(dir string, names export.Files, s export.Summary, sessions []e
 		res.Files = append(res.Files, f.name)
 	}
 	return nil
-}
-
-func trimSlashes(s string) string {
-	for len(s) > 0 && s[0] == '/' {
-		s = s[1:]
-	}
-	return s
 }

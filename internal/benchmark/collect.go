@@ -1,0 +1,90 @@
+package benchmark
+
+import (
+	"context"
+	"math/rand/v2"
+	"sync"
+
+	"github.com/llmbench/llmbench/internal/client"
+	"github.com/llmbench/llmbench/internal/config"
+	"github.com/llmbench/llmbench/internal/export"
+	"github.com/llmbench/llmbench/internal/metrics"
+	"github.com/llmbench/llmbench/internal/record"
+	"github.com/llmbench/llmbench/internal/schedule"
+	"github.com/llmbench/llmbench/internal/tokenizer"
+	"github.com/llmbench/llmbench/internal/ui"
+)
+
+// collector turns finished records into metrics and JSONL lines on one
+// goroutine, in arrival order: redacted, written, tallied, aggregated.
+type collector struct {
+	done     chan *record.Record
+	wg       sync.WaitGroup
+	records  *export.RecordWriter
+	agg      *metrics.Aggregator
+	invalid  invalidTally
+	writeErr error
+}
+
+func startCollector(records *export.RecordWriter, tok tokenizer.Builtin, clock record.Clock, p config.Profile, red *config.Redactor) *collector {
+	c := &collector{done: make(chan *record.Record, 4096), records: records, agg: metrics.NewAggregator()}
+	mopts := metrics.DefaultOptions()
+	mopts.UseServerTokenCount = p.Tokenizer.UseServerTokenCount
+	c.wg.Go(func() {
+		for r := range c.done {
+			if r.Err != nil {
+				r.Err.Message = red.Redact(r.Err.Message)
+			}
+			c.invalid.add(r)
+			v := metrics.Compute(r, tok, clock, mopts)
+			if err := records.Write(r, &v); err != nil && c.writeErr == nil {
+				c.writeErr = err
+			}
+			if r.Phase == record.PhaseProfiling {
+				c.agg.Add(r, &v)
+			}
+		}
+	})
+	return c
+}
+
+// finish waits for every record handed over and returns the results.
+func (c *collector) finish() (metrics.Results, error) {
+	close(c.done)
+	c.wg.Wait()
+	return c.agg.Results(), c.writeErr
+}
+
+// requester sends one scheduled request and hands its record over.
+type requester struct {
+	in       *inputs
+	client   *client.Client
+	counters *ui.Counters
+	records  chan<- *record.Record
+	idMu     sync.Mutex
+	idRNG    *rand.Rand
+}
+
+func newRequester(in *inputs, cl *client.Client, counters *ui.Counters, c *collector, seed uint64) *requester {
+	return &requester{in: in, client: cl, counters: counters, records: c.done, idRNG: rand.New(rand.NewPCG(seed, 0x7265717565737473))} // "requests"
+}
+
+func (q *requester) send(ctx context.Context, job schedule.Job) {
+	i := job.Index % len(q.in.entries)
+	e := q.in.entries[i]
+	q.idMu.Lock()
+	reqID := record.UUID(q.idRNG.Uint64(), q.idRNG.Uint64())
+	q.idMu.Unlock()
+	r := &record.Record{
+		SessionNum: job.Index, ConversationID: e.ConversationID, XRequestID: reqID, Phase: job.Phase,
+		InputTokens: e.InputTokens, RequestedOutputTokens: e.MaxTokens,
+	}
+	q.counters.Sent.Add(1)
+	q.client.Do(ctx, r, q.in.payloads[i])
+	if r.Valid() {
+		q.counters.Completed.Add(1)
+	} else {
+		q.counters.Errors.Add(1)
+	}
+	q.records <- r
+}

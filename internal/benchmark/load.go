@@ -1,0 +1,96 @@
+package benchmark
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/llmbench/llmbench/internal/client"
+	"github.com/llmbench/llmbench/internal/config"
+	"github.com/llmbench/llmbench/internal/endpoint"
+	"github.com/llmbench/llmbench/internal/record"
+	"github.com/llmbench/llmbench/internal/schedule"
+	"github.com/llmbench/llmbench/internal/ui"
+)
+
+// startProgress prints the live progress line until the returned func is
+// called; nothing when opts.Progress is nil.
+func startProgress(opts Options, counters *ui.Counters) (stop func()) {
+	if opts.Progress == nil {
+		return func() {}
+	}
+	interval := opts.ProgressInterval
+	if interval <= 0 {
+		interval = time.Second
+	}
+	l := opts.Profile.Loadgen
+	quit := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		ui.Progress(opts.Progress, counters, l.RequestCount+l.WarmupRequestCount, interval, opts.Terminal, quit)
+	})
+	return func() {
+		close(quit)
+		wg.Wait()
+	}
+}
+
+// window is the profiling phase's span, as the schedule reports it.
+type window struct {
+	clock          record.Clock
+	start, end     time.Time
+	startNs, endNs int64 // wall-clock epoch ns
+}
+
+// observer records the profiling window and takes the server-metrics
+// checkpoint at the warm-up/profiling boundary.
+func (w *window) observer(ctx context.Context, sm *serverMetrics, interval time.Duration) schedule.Observer {
+	return schedule.Observer{
+		PhaseStart: func(ph record.Phase, t time.Time) {
+			if ph == record.PhaseProfiling {
+				w.start, w.startNs = t, w.clock.Wall(w.clock.Perf(t))
+			}
+		},
+		PhaseEnd: func(ph record.Phase, t time.Time) {
+			switch {
+			case ph == record.PhaseProfiling:
+				w.end, w.endNs = t, w.clock.Wall(w.clock.Perf(t))
+			case ph == record.PhaseWarmup && sm != nil:
+				// The reference for profiling deltas: the state right now.
+				sm.collector.Checkpoint(ctx, interval)
+			}
+		},
+	}
+}
+
+// close ends a window the schedule never opened or closed (a run stopped
+// early) at the present moment.
+func (w *window) close() {
+	if w.start.IsZero() {
+		w.start, w.startNs = time.Now(), w.clock.Wall(w.clock.Now())
+	}
+	if w.end.IsZero() {
+		w.end, w.endNs = time.Now(), w.clock.Wall(w.clock.Now())
+	}
+}
+
+// planOf is the schedule the profile asks for.
+func planOf(p config.Profile, seed uint64) schedule.Plan {
+	l := p.Loadgen
+	return schedule.Plan{
+		Concurrency: l.Concurrency, Rate: l.RequestRate, Poisson: l.RequestRateMode == config.RatePoisson,
+		Count: l.RequestCount, Warmup: l.WarmupRequestCount, Duration: l.BenchmarkDuration, Grace: l.GracePeriod, Seed: seed,
+	}
+}
+
+// newClient makes the HTTP client for the run's endpoint.
+func newClient(p config.Profile, url string, kind endpoint.Kind, clock record.Clock) *client.Client {
+	maxConns := p.Loadgen.Concurrency
+	if maxConns == 0 {
+		maxConns = 256
+	}
+	return client.New(client.Options{
+		URL: url, Kind: kind, Streaming: p.Endpoint.Streaming, Timeout: p.Endpoint.RequestTimeout,
+		APIKey: p.Endpoint.APIKey, Headers: p.Endpoint.Headers, User: p.Endpoint.User, MaxConns: maxConns, Clock: clock,
+	})
+}
