@@ -54,42 +54,68 @@ func do(t *testing.T, url string, kind endpoint.Kind, stream bool, payload []byt
 	return rec
 }
 
-// TestInjectedLatencies measures, through the real client, what the server
+// TestInjectedLatencies checks that the client measures what the server
 // was told to inject. Tolerances: TTFT may be late by timer slack and
-// loopback overhead (up to 6 ms on a loaded 2-core machine, never early by
-// more than 0.2 ms); the mean ITL within 1 ms, since tokens follow an
-// absolute schedule and timer slack does not accumulate.
+// loopback overhead (up to 6 ms), never early by more than 0.2 ms; the
+// mean ITL within 1 ms, since tokens follow an absolute schedule and timer
+// slack does not accumulate. Lateness from a loaded machine is one-sided
+// and comes in bursts, so each measurement gets up to five attempts and is
+// judged by its best one: being early fails at once, and an injected
+// latency the server or client got systematically wrong fails every time.
 func TestInjectedLatencies(t *testing.T) {
 	const ttft, itl, tokens = 40 * time.Millisecond, 8 * time.Millisecond, 20
 	cfg := DefaultConfig()
 	cfg.TTFT, cfg.ITL = ttft, itl
 	_, url := start(t, cfg)
 	for _, kind := range []endpoint.Kind{endpoint.Chat, endpoint.Completions} {
-		rec := do(t, url, kind, true, body(t, kind, "bako tire lumo", tokens, true))
-		if !rec.Valid() {
-			t.Fatalf("%s: %+v", kind, rec.Err)
-		}
-		if got := (tokenizer.Builtin{}).Count(rec.OutputText); got != tokens || len(rec.ResponsePerfs) != tokens {
-			t.Fatalf("%s: %d tokens in %d chunks, want %d", kind, got, len(rec.ResponsePerfs), tokens)
-		}
-		gotTTFT := time.Duration(rec.ResponsePerfs[0] - rec.StartPerf)
-		gotITL := time.Duration(rec.ResponsePerfs[tokens-1]-rec.ResponsePerfs[0]) / (tokens - 1)
-		if gotTTFT < ttft-200*time.Microsecond || gotTTFT > ttft+6*time.Millisecond {
-			t.Errorf("%s: TTFT %v, want %v (+6ms)", kind, gotTTFT, ttft)
-		}
-		if gotITL < itl-time.Millisecond || gotITL > itl+time.Millisecond {
-			t.Errorf("%s: mean ITL %v, want %v ±1ms", kind, gotITL, itl)
-		}
-		if rec.Usage == nil || rec.Usage.PromptTokens != 3 || rec.Usage.CompletionTokens != tokens || rec.Usage.TotalTokens != tokens+3 {
-			t.Errorf("%s: usage %+v, want 3 prompt and %d completion tokens", kind, rec.Usage, tokens)
-		}
+		bestOfFive(t, string(kind), func() string {
+			rec := do(t, url, kind, true, body(t, kind, "bako tire lumo", tokens, true))
+			if !rec.Valid() {
+				t.Fatalf("%s: %+v", kind, rec.Err)
+			}
+			if got := (tokenizer.Builtin{}).Count(rec.OutputText); got != tokens || len(rec.ResponsePerfs) != tokens {
+				t.Fatalf("%s: %d tokens in %d chunks, want %d", kind, got, len(rec.ResponsePerfs), tokens)
+			}
+			if rec.Usage == nil || rec.Usage.PromptTokens != 3 || rec.Usage.CompletionTokens != tokens || rec.Usage.TotalTokens != tokens+3 {
+				t.Fatalf("%s: usage %+v, want 3 prompt and %d completion tokens", kind, rec.Usage, tokens)
+			}
+			gotTTFT := time.Duration(rec.ResponsePerfs[0] - rec.StartPerf)
+			gotITL := time.Duration(rec.ResponsePerfs[tokens-1]-rec.ResponsePerfs[0]) / (tokens - 1)
+			if gotTTFT < ttft-200*time.Microsecond || gotITL < itl-time.Millisecond {
+				t.Fatalf("%s: TTFT %v and mean ITL %v: earlier than the %v and %v injected", kind, gotTTFT, gotITL, ttft, itl)
+			}
+			if gotTTFT > ttft+6*time.Millisecond || gotITL > itl+time.Millisecond {
+				return fmt.Sprintf("TTFT %v (want %v +6ms), mean ITL %v (want %v ±1ms)", gotTTFT, ttft, gotITL, itl)
+			}
+			return ""
+		})
 	}
 	// Non-streaming: the whole response arrives after TTFT + (n-1)·ITL = 192 ms.
-	rec := do(t, url, endpoint.Chat, false, body(t, endpoint.Chat, "x", tokens, false))
-	want := ttft + (tokens-1)*itl
-	if got := time.Duration(rec.EndPerf - rec.StartPerf); !rec.Valid() || got < want-time.Millisecond || got > want+8*time.Millisecond {
-		t.Errorf("non-streaming latency %v (err %+v), want %v", got, rec.Err, want)
+	bestOfFive(t, "non-streaming", func() string {
+		rec := do(t, url, endpoint.Chat, false, body(t, endpoint.Chat, "x", tokens, false))
+		want := ttft + (tokens-1)*itl
+		got := time.Duration(rec.EndPerf - rec.StartPerf)
+		if !rec.Valid() || got < want-time.Millisecond {
+			t.Fatalf("non-streaming latency %v (err %+v), want %v", got, rec.Err, want)
+		}
+		if got > want+8*time.Millisecond {
+			return fmt.Sprintf("latency %v, want %v +8ms", got, want)
+		}
+		return ""
+	})
+}
+
+// bestOfFive runs attempt until it reports no problem (""), at most five
+// times, and fails with the last problem if every attempt had one.
+func bestOfFive(t *testing.T, what string, attempt func() string) {
+	t.Helper()
+	var problem string
+	for range 5 {
+		if problem = attempt(); problem == "" {
+			return
+		}
 	}
+	t.Errorf("%s, in each of 5 attempts; the last: %s", what, problem)
 }
 
 func TestZeroLatencyAndOutputDistribution(t *testing.T) {
