@@ -9,10 +9,11 @@ import (
 	"github.com/llmbench/llmbench/internal/stats"
 )
 
-// Estimator estimates quantiles (fractions 0..1) from cumulative histogram
-// buckets whose bounds end with +Inf.
+// Estimator estimates quantiles (fractions 0..1) of the observations a
+// histogram series recorded between its first scrape (the reference) and
+// its last; NaN where it cannot.
 type Estimator interface {
-	Quantiles(bounds, counts, qs []float64) []float64
+	Quantiles(h stats.HistogramSeries, qs []float64) []float64
 }
 
 // Window is the period aggregated: the profiling phase, warm-up excluded.
@@ -252,9 +253,23 @@ func histStats(s *Series, ref, last int, est Estimator, qs []float64) *HistStats
 	}
 	h.Count, h.Sum, h.Buckets = count, sum, buckets
 	if count > 0 {
-		e := est.Quantiles(s.Bounds, h.Buckets, qs)
+		e := est.Quantiles(histSeries(s, ref, last), qs)
 		copy(h.Estimates[:], e)
 	}
+	return h
+}
+
+// histSeries is the part of s an estimator sees: from the reference sample
+// (-1: a zero sample, for a series born inside the window) to last.
+func histSeries(s *Series, ref, last int) stats.HistogramSeries {
+	h := stats.HistogramSeries{Bounds: s.Bounds}
+	if ref >= 0 {
+		h.Buckets, h.Sum, h.Count = s.B[ref:last+1], s.Sum[ref:last+1], s.Count[ref:last+1]
+		return h
+	}
+	h.Buckets = append([][]float64{make([]float64, len(s.Bounds))}, s.B[:last+1]...)
+	h.Sum = append([]float64{0}, s.Sum[:last+1]...)
+	h.Count = append([]float64{0}, s.Count[:last+1]...)
 	return h
 }
 

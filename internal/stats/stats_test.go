@@ -94,7 +94,7 @@ func TestBucketLinear(t *testing.T) {
 	inf := math.Inf(1)
 	bounds := []float64{0.1, 0.5, 1, inf}
 	counts := []float64{10, 30, 40, 40} // 10 in (0,0.1], 20 in (0.1,0.5], 10 in (0.5,1]
-	got := BucketLinear{}.Quantiles(bounds, counts, []float64{0.1, 0.25, 0.5, 0.9, 0.99})
+	got := LinearQuantiles(bounds, counts, []float64{0.1, 0.25, 0.5, 0.9, 0.99})
 	// q=0.1: rank 4 in bucket 0: 0 + 0.1*4/10 = 0.04
 	// q=0.25: rank 10 -> bucket 0 (10 >= 10): 0.1
 	// q=0.5: rank 20 in bucket 1: 0.1 + 0.4*(20-10)/20 = 0.3
@@ -107,10 +107,10 @@ func TestBucketLinear(t *testing.T) {
 		}
 	}
 	// Everything in +Inf: the highest finite bound.
-	if got := (BucketLinear{}).Quantiles(bounds, []float64{0, 0, 0, 5}, []float64{0.5}); got[0] != 1 {
+	if got := LinearQuantiles(bounds, []float64{0, 0, 0, 5}, []float64{0.5}); got[0] != 1 {
 		t.Errorf("+Inf bucket estimate %v, want 1", got[0])
 	}
-	if got := (BucketLinear{}).Quantiles(bounds, []float64{0, 0, 0, 0}, []float64{0.5}); !math.IsNaN(got[0]) {
+	if got := LinearQuantiles(bounds, []float64{0, 0, 0, 0}, []float64{0.5}); !math.IsNaN(got[0]) {
 		t.Errorf("empty histogram estimate %v, want NaN", got[0])
 	}
 }
