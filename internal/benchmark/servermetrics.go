@@ -66,6 +66,17 @@ func startServerMetrics(ctx context.Context, p config.Profile, baseURL, dir stri
 	return sm, nil
 }
 
+// estimatorNamed maps --histogram-estimator to its implementation.
+func estimatorNamed(name string) servermetrics.Estimator {
+	switch name {
+	case config.EstimatorAIPerf:
+		return stats.AIPerfPolynomial{}
+	case config.EstimatorLinear:
+		return stats.BucketLinear{}
+	}
+	return stats.IntervalFit{}
+}
+
 func (sm *serverMetrics) add(s *scrape.Snapshot) {
 	sm.store.Add(s)
 	if sm.jsonl != nil && sm.jsonlErr == nil {
@@ -99,7 +110,7 @@ func (sm *serverMetrics) export(dir string, startNs, endNs int64, start, end tim
 	}
 	w := servermetrics.Window{StartNs: startNs, EndNs: endNs, SliceNs: int64(sm.cfg.SliceSeconds * 1e9), UpdateIntervalNs: intervals}
 	base.Configured, base.Successful, base.Infos = sm.collector.Configured(), successful, infos
-	base.Metrics = sm.store.Aggregate(w, stats.BucketLinear{})
+	base.Metrics = sm.store.Aggregate(w, estimatorNamed(sm.cfg.HistogramEstimator))
 	base.Window, base.Start, base.End = w, start, end
 
 	var files []string

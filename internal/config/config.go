@@ -125,11 +125,22 @@ type ServerMetrics struct {
 	Formats  []string                 `json:"formats"`
 	// SliceSeconds is --slice-duration; 0 for no time slices.
 	SliceSeconds float64 `json:"slice_duration,omitempty"`
+	// HistogramEstimator names how p*_estimate is computed: interval-fit
+	// (llmbench's), aiperf (AIPerf's polynomial estimator) or linear
+	// (Prometheus' histogram_quantile).
+	HistogramEstimator string `json:"histogram_estimator"`
 	// From AIPERF_SERVER_METRICS_* environment variables.
 	Interval            time.Duration `json:"-"`
 	Flush               time.Duration `json:"-"`
 	ReachabilityTimeout time.Duration `json:"-"`
 }
+
+// Histogram percentile estimators.
+const (
+	EstimatorIntervalFit = "interval-fit"
+	EstimatorAIPerf      = "aiperf"
+	EstimatorLinear      = "linear"
+)
 
 // Server metrics export formats.
 const (
@@ -168,6 +179,7 @@ func Default() Profile {
 		Output:    Output{UIType: "simple"},
 		ServerMetrics: ServerMetrics{
 			Formats:             []string{FormatJSON, FormatCSV, FormatParquet},
+			HistogramEstimator:  EstimatorIntervalFit,
 			Interval:            333 * time.Millisecond,
 			Flush:               2 * time.Second,
 			ReachabilityTimeout: 10 * time.Second,
@@ -298,6 +310,11 @@ func (p *Profile) Finish() error {
 		default:
 			return fmt.Errorf("--server-metrics-formats %q: use json, csv, jsonl or parquet", f)
 		}
+	}
+	switch sm.HistogramEstimator {
+	case EstimatorIntervalFit, EstimatorAIPerf, EstimatorLinear:
+	default:
+		return fmt.Errorf("--histogram-estimator %q: use interval-fit, aiperf or linear", sm.HistogramEstimator)
 	}
 	if sm.SliceSeconds < 0 {
 		return errors.New("--slice-duration cannot be negative")

@@ -1,0 +1,168 @@
+package stats
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// oneShot is a series of two scrapes: nothing, then the given cumulative
+// counts and sum.
+func oneShot(bounds, cumulative []float64, sum float64) HistogramSeries {
+	return HistogramSeries{
+		Bounds:  bounds,
+		Buckets: [][]float64{make([]float64, len(bounds)), cumulative},
+		Sum:     []float64{0, sum},
+		Count:   []float64{0, cumulative[len(cumulative)-1]},
+	}
+}
+
+func TestIntervalFitHandComputed(t *testing.T) {
+	inf := math.Inf(1)
+	qs := []float64{0.10, 0.50, 0.99}
+	tests := []struct {
+		name string
+		h    HistogramSeries
+		want []float64
+	}{
+		// Mean at the midpoint: uniform; 10 observations at 0.05, 0.15, …
+		// p10: rank 0.9, between 0.05 and 0.15; p50: rank 4.5.
+		{"single bucket, uniform", oneShot([]float64{1, inf}, []float64{10, 10}, 5), []float64{0.14, 0.5, 0.941}},
+		// All four above 1 with mean 3: an exponential tail 1 + Exp(θ = 2);
+		// observation i at 1 − 2·ln(1 − (i+0.5)/4).
+		{"all in +Inf", oneShot([]float64{1, inf}, []float64{0, 4}, 12),
+			[]float64{1.2670627852 + 0.3*(1.9400072585-1.2670627852), (1.9400072585 + 2.9616585060) / 2, 2.9616585060 + 0.97*(5.1588830834-2.9616585060)}},
+		{"all zero", oneShot([]float64{0.5, 1, inf}, []float64{7, 7, 7}, 0), []float64{0, 0, 0}},
+		// One observation: its bucket's mean is the sum itself.
+		{"one observation", oneShot([]float64{0.25, 0.5, inf}, []float64{0, 1, 1}, 0.37), []float64{0.37, 0.37, 0.37}},
+		// A trillion observations, uniform: the same as ten, without
+		// materialising any.
+		{"huge counts", oneShot([]float64{1, inf}, []float64{1e12, 1e12}, 0.5e12), []float64{0.1, 0.5, 0.99}},
+	}
+	for _, tc := range tests {
+		got := IntervalFit{}.Quantiles(tc.h, qs)
+		for i := range qs {
+			if math.Abs(got[i]-tc.want[i]) > 1e-7*math.Max(1, math.Abs(tc.want[i])) {
+				t.Errorf("%s: q%.2f = %.10g, want %.10g", tc.name, qs[i], got[i], tc.want[i])
+			}
+		}
+	}
+	for name, h := range map[string]HistogramSeries{
+		"no observations":  oneShot([]float64{1, inf}, []float64{0, 0}, 0),
+		"only a +Inf":      oneShot([]float64{inf}, []float64{5}, 10),
+		"NaN sum":          oneShot([]float64{1, inf}, []float64{3, 3}, math.NaN()),
+		"a counter reset":  {Bounds: []float64{1, inf}, Buckets: [][]float64{{5, 5}, {1, 1}}, Sum: []float64{4, 1}, Count: []float64{5, 1}},
+		"no scrape at all": {Bounds: []float64{1, inf}},
+	} {
+		if got := (IntervalFit{}).Quantiles(h, qs); !math.IsNaN(got[1]) {
+			t.Errorf("%s: %v, want no estimate", name, got)
+		}
+	}
+}
+
+// TestIntervalFitLearnsWithoutSingleBucketIntervals: every interval mixes
+// two buckets (0.9 in (0,1], 1.1 in (1,2]) in different proportions, so
+// AIPerf learns nothing and falls back to midpoints, while the fit recovers
+// both means: the lower bucket piles against 1, and p25 is near 0.9.
+func TestIntervalFitLearnsWithoutSingleBucketIntervals(t *testing.T) {
+	inf := math.Inf(1)
+	h := HistogramSeries{Bounds: []float64{1, 2, inf}, Buckets: [][]float64{{0, 0, 0}}, Sum: []float64{0}, Count: []float64{0}}
+	var a, b float64
+	for _, mix := range [][2]float64{{1000, 2000}, {2000, 1000}, {3000, 1000}, {1000, 3000}, {1500, 1700}} {
+		a, b = a+mix[0], b+mix[1]
+		h.Buckets = append(h.Buckets, []float64{a, a + b, a + b})
+		h.Sum = append(h.Sum, 0.9*a+1.1*b)
+		h.Count = append(h.Count, a+b)
+	}
+	m, _ := newBucketModel(h.Bounds, h.Buckets[len(h.Buckets)-1], a+b, 0.9*a+1.1*b)
+	m.fit(h)
+	if math.Abs(m.mean[0]-0.9) > 1e-3 || math.Abs(m.mean[1]-1.1) > 1e-3 {
+		t.Fatalf("fitted means %v, want 0.9 and 1.1", m.mean)
+	}
+	if learned := aiperfLearn(h); len(learned) != 0 {
+		t.Fatalf("AIPerf learned %v from mixed intervals", learned)
+	}
+	// 8500 of 17200 observations are in (0,1], so p25 is inside it.
+	if p := (IntervalFit{}).Quantiles(h, []float64{0.25})[0]; p < 0.85 || p > 1 {
+		t.Fatalf("p25 %v, want near 0.9", p)
+	}
+}
+
+// TestIntervalFitStaysInsideTheCounts checks on random histograms that
+// every estimate lies between the bounds of the buckets holding the two
+// order statistics numpy's percentile interpolates between, and that the
+// estimates never decrease with p.
+func TestIntervalFitStaysInsideTheCounts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	bounds := []float64{0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, math.Inf(1)}
+	qs := []float64{0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99}
+	for trial := range 300 {
+		h := HistogramSeries{Bounds: bounds, Buckets: [][]float64{make([]float64, len(bounds))}, Sum: []float64{0}, Count: []float64{0}}
+		cum := make([]float64, len(bounds))
+		sum, count := 0.0, 0.0
+		scale := math.Exp(rng.NormFloat64() * 2)
+		for range 1 + rng.IntN(30) {
+			for range rng.IntN(20) {
+				v := 0.05 * scale * math.Exp(rng.NormFloat64())
+				for i, b := range bounds {
+					if v <= b {
+						cum[i]++
+					}
+				}
+				sum += v
+				count++
+			}
+			h.Buckets = append(h.Buckets, slices.Clone(cum))
+			h.Sum = append(h.Sum, sum)
+			h.Count = append(h.Count, count)
+		}
+		got := IntervalFit{}.Quantiles(h, qs)
+		if count == 0 {
+			continue
+		}
+		bucketOf := func(k float64) (float64, float64) { // the k-th order statistic's bucket
+			lower := 0.0
+			for i, c := range cum {
+				if k < c {
+					return lower, bounds[i]
+				}
+				lower = bounds[i]
+			}
+			return lower, math.Inf(1)
+		}
+		for i, q := range qs {
+			r := q * (count - 1)
+			lo, _ := bucketOf(math.Floor(r))
+			_, hi := bucketOf(math.Ceil(r))
+			if math.IsNaN(got[i]) || got[i] < lo-1e-12 || got[i] > hi+1e-12 {
+				t.Fatalf("trial %d: p%g = %v outside [%v, %v] (counts %v)", trial, q*100, got[i], lo, hi, cum)
+			}
+			if i > 0 && got[i] < got[i-1]-1e-12 {
+				t.Fatalf("trial %d: p%g = %v below p%g = %v", trial, q*100, got[i], qs[i-1]*100, got[i-1])
+			}
+		}
+	}
+}
+
+func TestTruncExpRate(t *testing.T) {
+	for _, m := range []float64{1e-6, 0.01, 0.2, 0.5, 0.7, 0.99, 1 - 1e-6} {
+		if got := truncExpMean(truncExpRate(m)); math.Abs(got-m) > 1e-9 {
+			t.Errorf("mean %v: rate %v gives mean %v", m, truncExpRate(m), got)
+		}
+	}
+}
+
+func TestBoxQP(t *testing.T) {
+	// min ½(x²+y²) − (3x + y) with 0 ≤ x ≤ 1, 0 ≤ y ≤ 5, x + y = 2:
+	// unconstrained x = 3 is capped at 1, so y = 1.
+	got := boxQP([][]float64{{1, 0}, {0, 1}}, []float64{3, 1}, []float64{0, 0}, []float64{1, 5}, []float64{1, 1}, 2)
+	if math.Abs(got[0]-1) > 1e-12 || math.Abs(got[1]-1) > 1e-12 {
+		t.Fatalf("got %v, want [1 1]", got)
+	}
+	// Interior: min ½(x²+y²) − x with x + y = 2: x − 1 = y, so x = 1.5, y = 0.5.
+	got = boxQP([][]float64{{1, 0}, {0, 1}}, []float64{1, 0}, []float64{0, 0}, []float64{5, 5}, []float64{1, 1}, 2)
+	if math.Abs(got[0]-1.5) > 1e-12 || math.Abs(got[1]-0.5) > 1e-12 {
+		t.Fatalf("got %v, want [1.5 0.5]", got)
+	}
+}
