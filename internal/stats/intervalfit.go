@@ -54,7 +54,7 @@ func (IntervalFit) Quantiles(h HistogramSeries, qs []float64) []float64 {
 		// Non-negative observations adding up to 0 are all 0.
 		return make([]float64, len(qs))
 	}
-	b.fit(h)
+	b.fitSegments(h)
 	return b.quantiles(qs)
 }
 
@@ -64,9 +64,12 @@ type bucketModel struct {
 	index        []int // into the series' Bounds
 	lower, upper []float64
 	n            []float64 // observations in the bucket
-	mean         []float64 // fitted
-	infinite     bool      // the last bucket is +Inf
-	total, sum   float64
+	mean         []float64 // fitted over the whole run
+	// segs are the run's spans, each with its own counts and fitted means;
+	// a bucket's distribution is the count-weighted mixture over them.
+	segs       []segment
+	infinite   bool // the last bucket is +Inf
+	total, sum float64
 }
 
 func newBucketModel(bounds, cumulative []float64, count, sum float64) (*bucketModel, bool) {
@@ -107,9 +110,173 @@ func newBucketModel(bounds, cumulative []float64, count, sum float64) (*bucketMo
 	return m, true
 }
 
-// fit solves step 2: bounded, sum-constrained weighted least squares of
-// the interval sums on the bucket counts.
-func (m *bucketModel) fit(h HistogramSeries) {
+// segment is one span of the run: its per-bucket counts and fitted means.
+type segment struct {
+	n, mean []float64
+}
+
+// When the distribution moved during the run (a load that shifts, a cache
+// that warms up), one mean per bucket fits neither part. The run is then
+// cut into spans of about equal observation counts, each fitted to its own
+// intervals and exact sum and shrunk toward the whole run's fit, and a
+// bucket is modelled as the mixture of its spans. Whether it moved is read
+// from the exact bucket counts: a chi-square test of homogeneity of the
+// bucket mix across spans, at p < 0.001. A stationary run stays one span,
+// since spans only add noise there, and so does a run too short to fit
+// spans.
+const (
+	maxSegments         = 4
+	minSegmentIntervals = 30
+	segmentPriorWeight  = 4.0
+)
+
+// fitSegments fits the whole run, then each span.
+func (m *bucketModel) fitSegments(h HistogramSeries) {
+	last := h.Scrapes() - 1
+	m.mean = m.fit(h, 0, last, m.n, m.sum, m.priorMeans(), priorWeight)
+	active := 0
+	for t := 1; t <= last; t++ {
+		if h.Count[t] > h.Count[t-1] {
+			active++
+		}
+	}
+	spans := min(maxSegments, active/minSegmentIntervals)
+	if spans < 2 {
+		m.segs = []segment{{n: m.n, mean: m.mean}}
+		return
+	}
+	total := h.Count[last] - h.Count[0]
+	var cuts [][2]int
+	from := 0
+	for s := 1; s <= spans && from < last; s++ {
+		to := last
+		if s < spans {
+			target := h.Count[0] + total*float64(s)/float64(spans)
+			to = from + 1
+			for to < last && h.Count[to] < target {
+				to++
+			}
+		}
+		cuts = append(cuts, [2]int{from, to})
+		from = to
+	}
+	counts := make([][]float64, len(cuts))
+	for s, c := range cuts {
+		counts[s], _ = m.countsBetween(h, c[0], c[1])
+	}
+	if !mixChanged(counts) {
+		m.segs = []segment{{n: m.n, mean: m.mean}}
+		return
+	}
+	for s, c := range cuts {
+		n := counts[s]
+		if sum := h.Sum[c[1]] - h.Sum[c[0]]; sum >= 0 {
+			m.segs = append(m.segs, segment{n: n, mean: m.fit(h, c[0], c[1], n, sum, m.mean, segmentPriorWeight)})
+		}
+	}
+	if len(m.segs) == 0 {
+		m.segs = []segment{{n: m.n, mean: m.mean}}
+	}
+}
+
+// mixChanged is the chi-square test of homogeneity of the bucket counts
+// across spans (rows), at p < 0.001. Buckets too thin for the test (fewer
+// than 5 expected per span) are pooled into one column.
+func mixChanged(counts [][]float64) bool {
+	spans := len(counts)
+	if spans < 2 {
+		return false
+	}
+	k := len(counts[0])
+	colTotal := make([]float64, k)
+	rowTotal := make([]float64, spans)
+	total := 0.0
+	for s, row := range counts {
+		for j, c := range row {
+			colTotal[j] += c
+			rowTotal[s] += c
+			total += c
+		}
+	}
+	// Columns: the thick buckets, then the pooled thin ones.
+	var cols []int
+	for j, c := range colTotal {
+		if c >= 5*float64(spans) {
+			cols = append(cols, j)
+		}
+	}
+	table := make([][]float64, spans)
+	for s, row := range counts {
+		thin := 0.0
+		for j, c := range row {
+			if colTotal[j] < 5*float64(spans) {
+				thin += c
+			}
+		}
+		for _, j := range cols {
+			table[s] = append(table[s], row[j])
+		}
+		table[s] = append(table[s], thin)
+	}
+	width := len(cols) + 1
+	chi2, df := 0.0, 0
+	for c := range width {
+		colSum := 0.0
+		for s := range spans {
+			colSum += table[s][c]
+		}
+		if colSum == 0 {
+			continue
+		}
+		df++
+		for s := range spans {
+			e := rowTotal[s] * colSum / total
+			if e > 0 {
+				chi2 += (table[s][c] - e) * (table[s][c] - e) / e
+			}
+		}
+	}
+	df = (df - 1) * (spans - 1)
+	if df <= 0 || total == 0 {
+		return false
+	}
+	return chi2 > chiSquareQuantile999(float64(df))
+}
+
+// chiSquareQuantile999 is the 0.999 quantile of the chi-square law with df
+// degrees of freedom, by the Wilson–Hilferty approximation (within a few
+// percent for df ≥ 1, ample for a gate).
+func chiSquareQuantile999(df float64) float64 {
+	const z = 3.090232306167813 // the standard normal's 0.999 quantile
+	v := 2 / (9 * df)
+	x := 1 - v + z*math.Sqrt(v)
+	return df * x * x * x
+}
+
+// countsBetween is each model bucket's observations from scrape from to
+// scrape to, and their total.
+func (m *bucketModel) countsBetween(h HistogramSeries, from, to int) ([]float64, float64) {
+	perSeries := make([]float64, len(h.Bounds))
+	prev := 0.0
+	for i := range h.Bounds {
+		d := math.Max(h.Buckets[to][i]-h.Buckets[from][i], 0)
+		perSeries[i] = math.Max(d-prev, 0)
+		prev = d
+	}
+	n := make([]float64, len(m.n))
+	total := 0.0
+	for j, i := range m.index {
+		n[j] = perSeries[i]
+		total += n[j]
+	}
+	return n, total
+}
+
+// fit solves step 2 over scrapes from..to: bounded, sum-constrained
+// weighted least squares of the interval sums on the bucket counts, with n
+// and sum the counts and sum of that span and weight pseudo-observations
+// at prior.
+func (m *bucketModel) fit(h HistogramSeries, from, to int, n []float64, sum float64, prior []float64, weight float64) []float64 {
 	k := len(m.n)
 	pos := make(map[int]int, k) // series bucket index → model position
 	for j, i := range m.index {
@@ -121,14 +288,23 @@ func (m *bucketModel) fit(h HistogramSeries) {
 	}
 	rhs := make([]float64, k)
 	lo, hi := make([]float64, k), make([]float64, k)
+	// spread² is each bucket's variance scale: an observation's variance
+	// inside a bucket of width w is about w²/12 (uniform), so an interval's
+	// sum has variance Σ n_tj·w_j²/12, and the generalised least-squares
+	// weight of the interval is its inverse. The +Inf bucket is given the
+	// largest finite bound as its width.
+	spread2 := make([]float64, k)
 	for j := range k {
 		lo[j], hi[j] = m.lower[j], m.upper[j]
-		prior := (m.lower[j] + m.upper[j]) / 2
-		if math.IsInf(hi[j], 1) {
-			prior = 1.5 * m.lower[j] // AIPerf's +Inf fallback, a weak guess
+		w := m.upper[j] - m.lower[j]
+		if math.IsInf(w, 1) {
+			w = m.lower[j]
 		}
-		a[j][j] += priorWeight
-		rhs[j] += priorWeight * prior
+		spread2[j] = math.Max(w*w/12, 1e-300)
+		// The prior is priorWeight pseudo-observations at prior[j], with
+		// the same variance scale as the bucket's real ones.
+		a[j][j] += weight / spread2[j]
+		rhs[j] += weight * prior[j] / spread2[j]
 	}
 
 	// One interval's per-bucket counts, as (model position, count) pairs.
@@ -138,7 +314,7 @@ func (m *bucketModel) fit(h HistogramSeries) {
 	}
 	cells := make([]cell, 0, k)
 	nb := len(h.Bounds)
-	for t := 1; t < h.Scrapes(); t++ {
+	for t := from + 1; t <= to; t++ {
 		ds := h.Sum[t] - h.Sum[t-1]
 		dc := h.Count[t] - h.Count[t-1]
 		if dc <= 0 || ds < 0 || math.IsNaN(ds) {
@@ -168,7 +344,11 @@ func (m *bucketModel) fit(h HistogramSeries) {
 		if !ok || seen == 0 || math.Abs(seen-dc) > 0.5 {
 			continue
 		}
-		w := 1 / seen
+		variance := 0.0
+		for _, cx := range cells {
+			variance += cx.n * spread2[cx.j]
+		}
+		w := 1 / variance
 		for x, cx := range cells {
 			rhs[cx.j] += w * cx.n * ds
 			for _, cy := range cells[x:] {
@@ -181,14 +361,82 @@ func (m *bucketModel) fit(h HistogramSeries) {
 			a[y][x] = a[x][y]
 		}
 	}
-	m.mean = boxQP(a, rhs, lo, hi, m.n, m.sum)
+	return boxQP(a, rhs, lo, hi, n, sum)
+}
+
+// priorMeans guesses each bucket's mean before the data speak, from the
+// density around it: the log-density slope through the neighbouring
+// buckets (counts over widths, empty ones included) gives the bucket a
+// log-linear density, whose mean is the guess. For the +Inf bucket, the
+// slope of the last finite bucket continued as an exponential tail.
+func (m *bucketModel) priorMeans() []float64 {
+	out := make([]float64, len(m.n))
+	for j := range m.n {
+		lower, upper := m.lower[j], m.upper[j]
+		if math.IsInf(upper, 1) {
+			out[j] = 1.5 * lower
+			if g := m.logDensitySlope(j - 1); g < 0 && j > 0 {
+				out[j] = lower + math.Min(-1/g, lower)
+			}
+			continue
+		}
+		beta := math.Max(math.Min(m.logDensitySlope(j)*(upper-lower), 20), -20)
+		out[j] = lower + (upper-lower)*truncExpMean(beta)
+	}
+	return out
+}
+
+// logDensitySlope is d(log density)/dx around model bucket j, from the
+// densities of the buckets on either side of it in the series (empty ones
+// count, with half an observation so the log is finite); 0 when unknown.
+func (m *bucketModel) logDensitySlope(j int) float64 {
+	if j < 0 || j >= len(m.n) {
+		return 0
+	}
+	type point struct{ x, logD float64 }
+	at := func(lower, upper, n float64) point {
+		return point{(lower + upper) / 2, math.Log((n + 0.5) / (upper - lower))}
+	}
+	c := at(m.lower[j], m.upper[j], m.n[j])
+	var left, right *point
+	if j > 0 && m.upper[j-1] == m.lower[j] && !math.IsInf(m.upper[j-1], 1) {
+		p := at(m.lower[j-1], m.upper[j-1], m.n[j-1])
+		left = &p
+	} else if m.lower[j] > 0 && j > 0 {
+		// An empty bucket between: density about 0 just below.
+		p := at(m.upper[j-1], m.lower[j], 0)
+		left = &p
+	}
+	if j+1 < len(m.n) && m.lower[j+1] == m.upper[j] && !math.IsInf(m.upper[j+1], 1) {
+		p := at(m.lower[j+1], m.upper[j+1], m.n[j+1])
+		right = &p
+	} else if j+1 < len(m.n) && !math.IsInf(m.lower[j+1], 1) && m.lower[j+1] > m.upper[j] {
+		p := at(m.upper[j], m.lower[j+1], 0)
+		right = &p
+	}
+	switch {
+	case left != nil && right != nil:
+		return (right.logD - left.logD) / (right.x - left.x)
+	case left != nil:
+		return (c.logD - left.logD) / (c.x - left.x)
+	case right != nil:
+		return (right.logD - c.logD) / (right.x - c.x)
+	}
+	return 0
 }
 
 // quantiles evaluates step 4.
 func (m *bucketModel) quantiles(qs []float64) []float64 {
-	shapes := make([]bucketShape, len(m.n))
+	mix := make([]bucketMixture, len(m.n))
 	for j := range m.n {
-		shapes[j] = newBucketShape(m.lower[j], m.upper[j], m.mean[j])
+		for _, sg := range m.segs {
+			if sg.n[j] > 0 {
+				mix[j].add(newBucketShape(m.lower[j], m.upper[j], sg.mean[j]), sg.n[j])
+			}
+		}
+		if len(mix[j].shapes) == 0 {
+			mix[j].add(newBucketShape(m.lower[j], m.upper[j], m.mean[j]), 1)
+		}
 	}
 	// value is the k-th order statistic (0-based) of the implied sample.
 	value := func(k float64) float64 {
@@ -199,7 +447,7 @@ func (m *bucketModel) quantiles(qs []float64) []float64 {
 					return m.mean[j] // a lone observation is its bucket's mean
 				}
 				f := (math.Min(math.Max(k-before, 0), n-1) + 0.5) / n
-				return shapes[j].quantile(f)
+				return mix[j].quantile(f)
 			}
 			before += n
 		}
@@ -217,6 +465,47 @@ func (m *bucketModel) quantiles(qs []float64) []float64 {
 		out[i] = v
 	}
 	return out
+}
+
+// bucketMixture is a bucket's distribution over the run: its spans'
+// shapes, weighted by their observation counts.
+type bucketMixture struct {
+	shapes  []bucketShape
+	weights []float64
+	total   float64
+}
+
+func (x *bucketMixture) add(s bucketShape, w float64) {
+	x.shapes = append(x.shapes, s)
+	x.weights = append(x.weights, w)
+	x.total += w
+}
+
+// quantile inverts the mixture's CDF by bisection (one shape: directly).
+func (x *bucketMixture) quantile(f float64) float64 {
+	if len(x.shapes) == 1 {
+		return x.shapes[0].quantile(f)
+	}
+	lo, hi := x.shapes[0].lower, math.Inf(-1)
+	for _, s := range x.shapes {
+		hi = math.Max(hi, s.quantile(1-1e-12))
+	}
+	for range 100 {
+		mid := (lo + hi) / 2
+		c := 0.0
+		for i, s := range x.shapes {
+			c += x.weights[i] * s.cdf(mid)
+		}
+		if c/x.total < f {
+			lo = mid
+		} else {
+			hi = mid
+		}
+		if hi-lo <= 1e-12*math.Max(math.Abs(mid), 1e-300) {
+			break
+		}
+	}
+	return (lo + hi) / 2
 }
 
 // bucketShape is the maximum-entropy density of a bucket given its mean.
@@ -259,6 +548,42 @@ func (s bucketShape) quantile(f float64) float64 {
 		x = math.Log1p(f*math.Expm1(b)) / b
 	}
 	return s.lower + s.width*math.Min(math.Max(x, 0), 1)
+}
+
+// cdf is the shape's distribution function at v.
+func (s bucketShape) cdf(v float64) float64 {
+	if s.infinite {
+		if v <= s.lower {
+			return 0
+		}
+		if s.theta <= 0 {
+			return 1
+		}
+		return -math.Expm1(-(v - s.lower) / s.theta)
+	}
+	if s.width <= 0 {
+		if v < s.lower {
+			return 0
+		}
+		return 1
+	}
+	x := (v - s.lower) / s.width
+	switch b := s.beta; {
+	case x <= 0:
+		return 0
+	case x >= 1:
+		return 1
+	case math.IsInf(b, -1):
+		return 1 // all at the lower edge
+	case math.IsInf(b, 1):
+		return 0 // all at the upper edge
+	case math.Abs(b) < 1e-9:
+		return x
+	case b > 0:
+		return (math.Exp(b*(x-1)) - math.Exp(-b)) / -math.Expm1(-b)
+	default:
+		return math.Expm1(b*x) / math.Expm1(b)
+	}
 }
 
 // truncExpMean is the mean of the density ∝ e^{βx} on [0, 1].

@@ -76,7 +76,7 @@ func TestIntervalFitLearnsWithoutSingleBucketIntervals(t *testing.T) {
 		h.Count = append(h.Count, a+b)
 	}
 	m, _ := newBucketModel(h.Bounds, h.Buckets[len(h.Buckets)-1], a+b, 0.9*a+1.1*b)
-	m.fit(h)
+	m.fitSegments(h)
 	if math.Abs(m.mean[0]-0.9) > 1e-3 || math.Abs(m.mean[1]-1.1) > 1e-3 {
 		t.Fatalf("fitted means %v, want 0.9 and 1.1", m.mean)
 	}

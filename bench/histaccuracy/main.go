@@ -1,0 +1,272 @@
+// Command histaccuracy measures how close each server-histogram percentile
+// estimator (linear, aiperf, interval-fit) comes to the exact percentiles
+// of known samples.
+//
+// Each case draws realistic observations over a run (TTFT, ITL, latencies,
+// queue times, token counts; see cases), records them in a Prometheus
+// histogram with vLLM's real bucket layout (client_golang, the way a
+// server does), renders the exposition every 333 ms of the run's clock,
+// and sends every exposition through llmbench's own parser, store and
+// aggregation, exactly as a scrape would. The estimates in the aggregated
+// statistics are then compared with numpy-style percentiles of the
+// observations themselves.
+//
+// Relative error is |estimate − exact| / max(|exact|, b₁), where b₁ is the
+// first bucket bound: below the histogram's resolution (a percentile that
+// is exactly 0) an error is measured against that resolution.
+//
+//	go run ./bench/histaccuracy [-seeds 3] [-v]
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/expfmt"
+
+	"github.com/llmbench/llmbench/internal/scrape"
+	"github.com/llmbench/llmbench/internal/servermetrics"
+	"github.com/llmbench/llmbench/internal/stats"
+)
+
+// vLLM's bucket layouts (vllm/v1/metrics/loggers.py).
+var (
+	ttftBuckets    = []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0}
+	itlBuckets     = []float64{0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0}
+	latencyBuckets = []float64{0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0} // vLLM before the long tail was added
+	tokenBuckets   = []float64{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000}                                         // build_1_2_5_buckets(max_model_len=1024)
+)
+
+// A case is a metric's observations over a run.
+type benchCase struct {
+	name, what string
+	buckets    []float64
+	seconds    float64 // run length
+	rate       float64 // observations per second
+	// draw returns one observation made at time t (seconds into the run).
+	draw func(r *rand.Rand, t float64) float64
+}
+
+func lognormal(r *rand.Rand, median, sigma float64) float64 {
+	return median * math.Exp(sigma*r.NormFloat64())
+}
+
+var cases = []benchCase{
+	{"ttft-lognormal", "TTFT, lognormal (median 180 ms, σ 0.6)", ttftBuckets, 120, 20,
+		func(r *rand.Rand, _ float64) float64 { return lognormal(r, 0.18, 0.6) }},
+	{"ttft-bimodal", "TTFT, prefix-cache hits (60 %, ~40 ms) and misses (~600 ms)", ttftBuckets, 120, 20,
+		func(r *rand.Rand, _ float64) float64 {
+			if r.Float64() < 0.6 {
+				return lognormal(r, 0.04, 0.3)
+			}
+			return lognormal(r, 0.6, 0.35)
+		}},
+	{"ttft-sparse", "TTFT, a short run: 1 request/s for 60 s", ttftBuckets, 60, 1,
+		func(r *rand.Rand, _ float64) float64 { return lognormal(r, 0.3, 0.5) }},
+	{"itl-at-bound", "ITL clustered at the 10 ms bucket bound (10 ± 0.4 ms)", itlBuckets, 60, 2000,
+		func(r *rand.Rand, _ float64) float64 { return math.Max(0.0001, 0.010+0.0004*r.NormFloat64()) }},
+	{"itl-stalls", "ITL 22 ± 2 ms with 1 % stalls (~300 ms: preemption, prefill interference)", itlBuckets, 60, 1000,
+		func(r *rand.Rand, _ float64) float64 {
+			if r.Float64() < 0.01 {
+				return lognormal(r, 0.3, 0.5)
+			}
+			return math.Max(0.001, 0.022+0.002*r.NormFloat64())
+		}},
+	{"e2e-tail-beyond", "request latency, lognormal (median 20 s, σ 0.8): a tail beyond the 60 s bucket", latencyBuckets, 300, 5,
+		func(r *rand.Rand, _ float64) float64 { return lognormal(r, 20, 0.8) }},
+	{"queue-mostly-zero", "queue time: 0 outside bursts, exponential (mean 1.5 s) during bursts of 10 s every 40 s", latencyBuckets, 200, 10,
+		func(r *rand.Rand, t float64) float64 {
+			if math.Mod(t, 40) < 10 {
+				return r.ExpFloat64() * 1.5
+			}
+			return 0
+		}},
+	{"tokens-1-2-5", "generation tokens (median 300, σ 0.9, max_model_len 1024): 1-2-5 buckets, data in +Inf", tokenBuckets, 120, 10,
+		func(r *rand.Rand, _ float64) float64 {
+			return math.Min(1024, math.Max(1, math.Round(lognormal(r, 300, 0.9))))
+		}},
+	{"load-shift", "TTFT, load doubles mid-run (median 80 ms, then 400 ms)", ttftBuckets, 120, 20,
+		func(r *rand.Rand, t float64) float64 {
+			if t < 60 {
+				return lognormal(r, 0.08, 0.4)
+			}
+			return lognormal(r, 0.4, 0.4)
+		}},
+}
+
+type estimator struct {
+	name string
+	est  servermetrics.Estimator
+}
+
+var estimators = []estimator{
+	{"linear", stats.BucketLinear{}},
+	{"aiperf", stats.AIPerfPolynomial{}},
+	{"interval-fit", stats.IntervalFit{}},
+}
+
+// The percentiles reported, with their index in stats.Percentiles.
+var reported = []struct {
+	name  string
+	index int
+	p     float64
+}{{"p50", 4, 50}, {"p90", 6, 90}, {"p99", 8, 99}}
+
+const scrapeEveryNs = 333_000_000
+
+func main() {
+	seeds := flag.Int("seeds", 3, "runs per case, each with its own seed; errors are averaged over them")
+	verbose := flag.Bool("v", false, "print every case's exact and estimated values")
+	flag.Parse()
+
+	// errs[estimator][percentile] per case, averaged over seeds.
+	errs := make([][][]float64, len(estimators)) // [est][case][pct]
+	outside := make([]int, len(estimators))
+	for e := range estimators {
+		errs[e] = make([][]float64, len(cases))
+		for c := range cases {
+			errs[e][c] = make([]float64, len(reported))
+		}
+	}
+	for c, bc := range cases {
+		for seed := range *seeds {
+			obs, store, first, last := run(bc, uint64(seed+1))
+			sorted := slices.Clone(obs)
+			slices.Sort(sorted)
+			for e, est := range estimators {
+				h := histogramStats(store, est.est, first, last)
+				for k, rp := range reported {
+					exact := stats.PercentileSorted(sorted, rp.p)
+					got := h.Estimates[rp.index]
+					err := math.Abs(got-exact) / math.Max(math.Abs(exact), bc.buckets[0])
+					errs[e][c][k] += err / float64(*seeds)
+					if lo, hi := allowed(bc.buckets, sorted, rp.p); math.IsNaN(got) || got < lo || got > hi {
+						outside[e]++
+					}
+					if *verbose {
+						fmt.Printf("%-18s seed %d %-12s %s exact %-12.6g est %-12.6g err %6.2f%%\n", bc.name, seed+1, est.name, rp.name, exact, got, 100*err)
+					}
+				}
+			}
+		}
+	}
+
+	fmt.Printf("Mean relative error of the server-histogram percentile estimates, %d seeds per case, scraped every 333 ms\n\n", *seeds)
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	header := "case\t"
+	for _, est := range estimators {
+		for _, rp := range reported {
+			header += est.name + " " + rp.name + "\t"
+		}
+	}
+	fmt.Fprintln(tw, header)
+	for c, bc := range cases {
+		row := bc.name + "\t"
+		for e := range estimators {
+			for k := range reported {
+				row += fmt.Sprintf("%.1f%%\t", 100*errs[e][c][k])
+			}
+		}
+		fmt.Fprintln(tw, row)
+	}
+	row := "mean\t"
+	for e := range estimators {
+		for k := range reported {
+			var s float64
+			for c := range cases {
+				s += errs[e][c][k]
+			}
+			row += fmt.Sprintf("%.1f%%\t", 100*s/float64(len(cases)))
+		}
+	}
+	fmt.Fprintln(tw, row)
+	tw.Flush()
+	fmt.Println()
+	for e, est := range estimators {
+		fmt.Printf("%s: %d estimates outside the range the bucket counts allow\n", est.name, outside[e])
+	}
+	fmt.Println("\nCases:")
+	for _, bc := range cases {
+		fmt.Printf("  %-18s %s; %g obs/s for %g s\n", bc.name, bc.what, bc.rate, bc.seconds)
+	}
+}
+
+// run draws the case's observations as a Poisson process, records them in
+// a client_golang histogram, and scrapes it every 333 ms through
+// llmbench's parser into a store. It returns the observations and the
+// first and last scrape times.
+func run(bc benchCase, seed uint64) (obs []float64, store *servermetrics.Store, first, last int64) {
+	r := rand.New(rand.NewPCG(seed, 0x6869737461636375)) // "histaccu"
+	reg := prometheus.NewRegistry()
+	hist := prometheus.NewHistogram(prometheus.HistogramOpts{Name: "vllm:bench_" + strings.ReplaceAll(bc.name, "-", "_"), Help: bc.what, Buckets: bc.buckets})
+	reg.MustRegister(hist)
+	store = servermetrics.NewStore()
+	scrapeOnce := func(tNs int64) {
+		fams, err := reg.Gather()
+		if err != nil {
+			panic(err)
+		}
+		var b bytes.Buffer
+		enc := expfmt.NewEncoder(&b, expfmt.NewFormat(expfmt.TypeTextPlain))
+		for _, f := range fams {
+			if err := enc.Encode(f); err != nil {
+				panic(err)
+			}
+		}
+		parsed, err := scrape.Parse(&b)
+		if err != nil {
+			panic(err)
+		}
+		store.Add(&scrape.Snapshot{Endpoint: "http://bench/metrics", FirstByteNs: tNs, Families: parsed})
+	}
+	end := int64(bc.seconds * 1e9)
+	next := int64(0)
+	t := r.ExpFloat64() / bc.rate
+	for tick := int64(0); tick <= end; tick += scrapeEveryNs {
+		for ; int64(t*1e9) < tick && t < bc.seconds; t += r.ExpFloat64() / bc.rate {
+			v := bc.draw(r, t)
+			hist.Observe(v)
+			obs = append(obs, v)
+		}
+		scrapeOnce(tick)
+		next = tick
+	}
+	return obs, store, 0, next
+}
+
+func histogramStats(store *servermetrics.Store, est servermetrics.Estimator, first, last int64) *servermetrics.HistStats {
+	for _, m := range store.Aggregate(servermetrics.Window{StartNs: first, EndNs: last}, est) {
+		if m.Type == scrape.Histogram {
+			return m.Series[0].Hist
+		}
+	}
+	panic("no histogram aggregated")
+}
+
+// allowed is the range the bucket counts allow for percentile p: from the
+// lower bound of the bucket holding the order statistic below numpy's
+// rank to the upper bound of the one holding the statistic above it.
+func allowed(bounds, sorted []float64, p float64) (lo, hi float64) {
+	rank := float64(len(sorted)-1) * p / 100
+	bucket := func(v float64) (float64, float64) {
+		lower := 0.0
+		for _, b := range bounds {
+			if v <= b {
+				return lower, b
+			}
+			lower = b
+		}
+		return lower, math.Inf(1)
+	}
+	lo, _ = bucket(sorted[int(math.Floor(rank))])
+	_, hi = bucket(sorted[int(math.Ceil(rank))])
+	return lo, hi
+}
