@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/llmbench/llmbench/internal/record"
 	"github.com/llmbench/llmbench/internal/scrape"
+	"github.com/llmbench/llmbench/internal/stats"
 )
 
 // bigExposition is a vLLM-like exposition of about 400 KB: 8 engines, each
@@ -79,4 +82,74 @@ func BenchmarkScrapeIngest(b *testing.B) {
 		c.Checkpoint(context.Background(), time.Minute)
 	}
 	b.ReportMetric(float64(len(body))/1024, "KB/scrape")
+}
+
+// hourOfHistograms is a store holding an hour of scrapes every 333 ms
+// (10,800) of 8 engines × 25 histogram families of 20 buckets (the
+// histograms of bigExposition), each gaining a few lognormal observations
+// per interval.
+func hourOfHistograms(b *testing.B) (*Store, Window) {
+	b.Helper()
+	const scrapes, engines, families, buckets = 10800, 8, 25, 20
+	bounds := make([]float64, buckets+1)
+	for k := range buckets {
+		bounds[k] = 0.001 * float64(int(1)<<k)
+	}
+	bounds[buckets] = math.Inf(1)
+	type state struct {
+		cum        []float64
+		sum, count float64
+	}
+	states := make([]state, engines*families)
+	for i := range states {
+		states[i].cum = make([]float64, buckets+1)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	st := NewStore()
+	for s := range scrapes {
+		fams := make([]scrape.Family, families)
+		for f := range families {
+			fams[f] = scrape.Family{Name: fmt.Sprintf("vllm:hist_%02d_seconds", f), Type: scrape.Histogram, Help: "h"}
+			for e := range engines {
+				x := &states[f*engines+e]
+				for range rng.IntN(10) {
+					v := 0.05 * float64(f+1) * math.Exp(rng.NormFloat64())
+					x.sum += v
+					x.count++
+					for k, ub := range bounds {
+						if v <= ub {
+							x.cum[k]++
+						}
+					}
+				}
+				bk := make([]scrape.Bucket, len(bounds))
+				for k, ub := range bounds {
+					bk[k] = scrape.Bucket{UpperBound: ub, Count: x.cum[k]}
+				}
+				fams[f].Series = append(fams[f].Series, scrape.Series{
+					Labels: []scrape.Label{{Name: "engine", Value: fmt.Sprint(e)}}, Sum: x.sum, Count: x.count, Buckets: bk})
+			}
+		}
+		st.Add(&scrape.Snapshot{Endpoint: "http://big/metrics", FirstByteNs: int64(s) * 333_000_000, Families: fams})
+	}
+	return st, Window{StartNs: 0, EndNs: int64(scrapes-1) * 333_000_000}
+}
+
+// BenchmarkAggregateHourOfHistograms aggregates every histogram of an hour
+// of scrapes (200 series × 10,800 scrapes) with each estimator.
+func BenchmarkAggregateHourOfHistograms(b *testing.B) {
+	st, w := hourOfHistograms(b)
+	for _, est := range []struct {
+		name string
+		e    Estimator
+	}{{"linear", stats.BucketLinear{}}, {"aiperf", stats.AIPerfPolynomial{}}, {"interval-fit", stats.IntervalFit{}}} {
+		b.Run(est.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if ms := st.Aggregate(w, est.e); len(ms) != 25 {
+					b.Fatalf("%d metrics", len(ms))
+				}
+			}
+		})
+	}
 }

@@ -30,6 +30,24 @@ type Series struct {
 	Sum, Count []float64
 	Bounds     []float64
 	B          [][]float64
+	// rows is where B's next rows are carved from: a series' consecutive
+	// rows share one allocation, so scanning them in order (estimators fit
+	// every scrape interval) reads memory in sequence.
+	rows []float64
+}
+
+// rowsPerChunk is how many bucket rows one allocation holds.
+const rowsPerChunk = 128
+
+// newRow returns a zeroed row of len(s.Bounds) counts.
+func (s *Series) newRow() []float64 {
+	n := len(s.Bounds)
+	if len(s.rows) < n {
+		s.rows = make([]float64, n*rowsPerChunk)
+	}
+	row := s.rows[:n:n]
+	s.rows = s.rows[n:]
+	return row
 }
 
 // Family describes a metric name across endpoints.
@@ -96,7 +114,7 @@ func alignBuckets(s *Series, b []scrape.Bucket) []float64 {
 			s.Bounds[i] = x.UpperBound
 		}
 	}
-	out := make([]float64, len(s.Bounds))
+	out := s.newRow()
 	if len(b) == len(s.Bounds) {
 		same := true
 		for i := range b {

@@ -278,7 +278,10 @@ func (m *bucketModel) countsBetween(h HistogramSeries, from, to int) ([]float64,
 // at prior.
 func (m *bucketModel) fit(h HistogramSeries, from, to int, n []float64, sum float64, prior []float64, weight float64) []float64 {
 	k := len(m.n)
-	pos := make(map[int]int, k) // series bucket index → model position
+	pos := make([]int, len(h.Bounds)) // series bucket index → model position, or -1
+	for i := range pos {
+		pos[i] = -1
+	}
 	for j, i := range m.index {
 		pos[i] = j
 	}
@@ -333,8 +336,8 @@ func (m *bucketModel) fit(h HistogramSeries, from, to int, n []float64, sum floa
 			if n == 0 {
 				continue
 			}
-			j, in := pos[i]
-			if !in {
+			j := pos[i]
+			if j < 0 {
 				ok = false // counts where the totals have none: a reset
 				break
 			}
