@@ -118,8 +118,8 @@ type segment struct {
 // When the distribution moved during the run (a load that shifts, a cache
 // that warms up), one mean per bucket fits neither part. The run is then
 // cut into spans of about equal observation counts, each fitted to its own
-// intervals and exact sum and shrunk toward the whole run's fit, and a
-// bucket is modelled as the mixture of its spans. Whether it moved is read
+// intervals and exact sum, with priors from its own counts (the whole
+// run's fit is the wrong prior once the distribution moved), and a bucket is modelled as the mixture of its spans. Whether it moved is read
 // from the exact bucket counts: a chi-square test of homogeneity of the
 // bucket mix across spans, at p < 0.001. A stationary run stays one span,
 // since spans only add noise there, and so does a run too short to fit
@@ -127,13 +127,12 @@ type segment struct {
 const (
 	maxSegments         = 4
 	minSegmentIntervals = 30
-	segmentPriorWeight  = 4.0
 )
 
 // fitSegments fits the whole run, then each span.
 func (m *bucketModel) fitSegments(h HistogramSeries) {
 	last := h.Scrapes() - 1
-	m.mean = m.fit(h, 0, last, m.n, m.sum, m.priorMeans(), priorWeight)
+	m.mean = m.fit(h, 0, last, m.n, m.sum, m.priorMeans(m.n), priorWeight)
 	active := 0
 	for t := 1; t <= last; t++ {
 		if h.Count[t] > h.Count[t-1] {
@@ -171,7 +170,7 @@ func (m *bucketModel) fitSegments(h HistogramSeries) {
 	for s, c := range cuts {
 		n := counts[s]
 		if sum := h.Sum[c[1]] - h.Sum[c[0]]; sum >= 0 {
-			m.segs = append(m.segs, segment{n: n, mean: m.fit(h, c[0], c[1], n, sum, m.mean, segmentPriorWeight)})
+			m.segs = append(m.segs, segment{n: n, mean: m.fit(h, c[0], c[1], n, sum, m.priorMeans(n), priorWeight)})
 		}
 	}
 	if len(m.segs) == 0 {
@@ -372,48 +371,49 @@ func (m *bucketModel) fit(h HistogramSeries, from, to int, n []float64, sum floa
 // buckets (counts over widths, empty ones included) gives the bucket a
 // log-linear density, whose mean is the guess. For the +Inf bucket, the
 // slope of the last finite bucket continued as an exponential tail.
-func (m *bucketModel) priorMeans() []float64 {
+func (m *bucketModel) priorMeans(n []float64) []float64 {
 	out := make([]float64, len(m.n))
 	for j := range m.n {
 		lower, upper := m.lower[j], m.upper[j]
 		if math.IsInf(upper, 1) {
 			out[j] = 1.5 * lower
-			if g := m.logDensitySlope(j - 1); g < 0 && j > 0 {
+			if g := m.logDensitySlope(n, j-1); g < 0 && j > 0 {
 				out[j] = lower + math.Min(-1/g, lower)
 			}
 			continue
 		}
-		beta := math.Max(math.Min(m.logDensitySlope(j)*(upper-lower), 20), -20)
+		beta := math.Max(math.Min(m.logDensitySlope(n, j)*(upper-lower), 20), -20)
 		out[j] = lower + (upper-lower)*truncExpMean(beta)
 	}
 	return out
 }
 
-// logDensitySlope is d(log density)/dx around model bucket j, from the
-// densities of the buckets on either side of it in the series (empty ones
-// count, with half an observation so the log is finite); 0 when unknown.
-func (m *bucketModel) logDensitySlope(j int) float64 {
-	if j < 0 || j >= len(m.n) {
+// logDensitySlope is d(log density)/dx around model bucket j given the
+// counts n, from the densities of the buckets on either side of it in the
+// series (empty ones count, with half an observation so the log is
+// finite); 0 when unknown.
+func (m *bucketModel) logDensitySlope(n []float64, j int) float64 {
+	if j < 0 || j >= len(n) {
 		return 0
 	}
 	type point struct{ x, logD float64 }
 	at := func(lower, upper, n float64) point {
 		return point{(lower + upper) / 2, math.Log((n + 0.5) / (upper - lower))}
 	}
-	c := at(m.lower[j], m.upper[j], m.n[j])
+	c := at(m.lower[j], m.upper[j], n[j])
 	var left, right *point
 	if j > 0 && m.upper[j-1] == m.lower[j] && !math.IsInf(m.upper[j-1], 1) {
-		p := at(m.lower[j-1], m.upper[j-1], m.n[j-1])
+		p := at(m.lower[j-1], m.upper[j-1], n[j-1])
 		left = &p
 	} else if m.lower[j] > 0 && j > 0 {
 		// An empty bucket between: density about 0 just below.
 		p := at(m.upper[j-1], m.lower[j], 0)
 		left = &p
 	}
-	if j+1 < len(m.n) && m.lower[j+1] == m.upper[j] && !math.IsInf(m.upper[j+1], 1) {
-		p := at(m.lower[j+1], m.upper[j+1], m.n[j+1])
+	if j+1 < len(n) && m.lower[j+1] == m.upper[j] && !math.IsInf(m.upper[j+1], 1) {
+		p := at(m.lower[j+1], m.upper[j+1], n[j+1])
 		right = &p
-	} else if j+1 < len(m.n) && !math.IsInf(m.lower[j+1], 1) && m.lower[j+1] > m.upper[j] {
+	} else if j+1 < len(n) && !math.IsInf(m.lower[j+1], 1) && m.lower[j+1] > m.upper[j] {
 		p := at(m.upper[j], m.lower[j+1], 0)
 		right = &p
 	}
