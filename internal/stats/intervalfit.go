@@ -67,7 +67,11 @@ type bucketModel struct {
 	mean         []float64 // fitted over the whole run
 	// segs are the run's spans, each with its own counts and fitted means;
 	// a bucket's distribution is the count-weighted mixture over them.
-	segs       []segment
+	segs []segment
+	// vars are the fitted within-bucket variances, for a run that is one span.
+	vars []float64
+	// used is the number of intervals the last fit used.
+	used       int
 	infinite   bool // the last bucket is +Inf
 	total, sum float64
 }
@@ -142,6 +146,7 @@ func (m *bucketModel) fitSegments(h HistogramSeries) {
 	spans := min(maxSegments, active/minSegmentIntervals)
 	if spans < 2 {
 		m.segs = []segment{{n: m.n, mean: m.mean}}
+		m.vars = m.fitVariances(h)
 		return
 	}
 	total := h.Count[last] - h.Count[0]
@@ -165,6 +170,7 @@ func (m *bucketModel) fitSegments(h HistogramSeries) {
 	}
 	if !mixChanged(counts) {
 		m.segs = []segment{{n: m.n, mean: m.mean}}
+		m.vars = m.fitVariances(h)
 		return
 	}
 	for s, c := range cuts {
@@ -271,12 +277,17 @@ func (m *bucketModel) countsBetween(h HistogramSeries, from, to int) ([]float64,
 	return n, total
 }
 
-// fit solves step 2 over scrapes from..to: bounded, sum-constrained
-// weighted least squares of the interval sums on the bucket counts, with n
-// and sum the counts and sum of that span and weight pseudo-observations
-// at prior.
-func (m *bucketModel) fit(h HistogramSeries, from, to int, n []float64, sum float64, prior []float64, weight float64) []float64 {
-	k := len(m.n)
+// cell is one bucket's count in one scrape interval (model position j).
+type cell struct {
+	j int
+	n float64
+}
+
+// intervals calls fn for every usable scrape interval in from..to with its
+// sum and its per-bucket counts. Intervals with nothing new, a reset, a
+// torn read (bucket counts that disagree with the count) or counts in a
+// bucket the totals have none in are skipped: they carry no information.
+func (m *bucketModel) intervals(h HistogramSeries, from, to int, fn func(ds float64, cells []cell)) {
 	pos := make([]int, len(h.Bounds)) // series bucket index → model position, or -1
 	for i := range pos {
 		pos[i] = -1
@@ -284,68 +295,69 @@ func (m *bucketModel) fit(h HistogramSeries, from, to int, n []float64, sum floa
 	for j, i := range m.index {
 		pos[i] = j
 	}
-	a := make([][]float64, k)
-	for j := range a {
-		a[j] = make([]float64, k)
-	}
-	rhs := make([]float64, k)
-	lo, hi := make([]float64, k), make([]float64, k)
-	// spread² is each bucket's variance scale: an observation's variance
-	// inside a bucket of width w is about w²/12 (uniform), so an interval's
-	// sum has variance Σ n_tj·w_j²/12, and the generalised least-squares
-	// weight of the interval is its inverse. The +Inf bucket is given the
-	// largest finite bound as its width.
-	spread2 := make([]float64, k)
-	for j := range k {
-		lo[j], hi[j] = m.lower[j], m.upper[j]
-		w := m.upper[j] - m.lower[j]
-		if math.IsInf(w, 1) {
-			w = m.lower[j]
-		}
-		spread2[j] = math.Max(w*w/12, 1e-300)
-		// The prior is priorWeight pseudo-observations at prior[j], with
-		// the same variance scale as the bucket's real ones.
-		a[j][j] += weight / spread2[j]
-		rhs[j] += weight * prior[j] / spread2[j]
-	}
-
-	// One interval's per-bucket counts, as (model position, count) pairs.
-	type cell struct {
-		j int
-		n float64
-	}
-	cells := make([]cell, 0, k)
-	nb := len(h.Bounds)
+	cells := make([]cell, 0, len(m.n))
 	for t := from + 1; t <= to; t++ {
 		ds := h.Sum[t] - h.Sum[t-1]
 		dc := h.Count[t] - h.Count[t-1]
 		if dc <= 0 || ds < 0 || math.IsNaN(ds) {
-			continue // nothing new, or a reset: no information
+			continue
 		}
 		cells = cells[:0]
 		prev, seen, ok := 0.0, 0.0, true
-		for i := range nb {
+		for i := range h.Bounds {
 			d := h.Buckets[t][i] - h.Buckets[t-1][i]
 			n := d - prev
 			prev = d
-			if n < 0 {
-				ok = false // a torn or reset interval
-				break
-			}
 			if n == 0 {
 				continue
 			}
-			j := pos[i]
-			if j < 0 {
-				ok = false // counts where the totals have none: a reset
+			if n < 0 || pos[i] < 0 {
+				ok = false
 				break
 			}
-			cells = append(cells, cell{j, n})
+			cells = append(cells, cell{pos[i], n})
 			seen += n
 		}
-		if !ok || seen == 0 || math.Abs(seen-dc) > 0.5 {
-			continue
+		if ok && seen > 0 && math.Abs(seen-dc) <= 0.5 {
+			fn(ds, cells)
 		}
+	}
+}
+
+// spread2 is each bucket's variance scale: an observation's variance
+// inside a bucket of width w is about w²/12 (uniform). The +Inf bucket is
+// given the largest finite bound as its width.
+func (m *bucketModel) spread2() []float64 {
+	out := make([]float64, len(m.n))
+	for j := range out {
+		w := m.upper[j] - m.lower[j]
+		if math.IsInf(w, 1) {
+			w = m.lower[j]
+		}
+		out[j] = math.Max(w*w/12, 1e-300)
+	}
+	return out
+}
+
+// fit solves step 2 over scrapes from..to: bounded, sum-constrained
+// weighted least squares of the interval sums on the bucket counts, with n
+// and sum the counts and sum of that span and weight pseudo-observations
+// at prior. An interval's sum has variance about Σ n_tj·spread²_j; its
+// generalised least-squares weight is the inverse.
+func (m *bucketModel) fit(h HistogramSeries, from, to int, n []float64, sum float64, prior []float64, weight float64) []float64 {
+	k := len(m.n)
+	a := newMatrix(k)
+	rhs := make([]float64, k)
+	spread2 := m.spread2()
+	for j := range k {
+		// The prior: weight pseudo-observations at prior[j], with the same
+		// variance scale as the bucket's real ones.
+		a[j][j] += weight / spread2[j]
+		rhs[j] += weight * prior[j] / spread2[j]
+	}
+	m.used = 0
+	m.intervals(h, from, to, func(ds float64, cells []cell) {
+		m.used++
 		variance := 0.0
 		for _, cx := range cells {
 			variance += cx.n * spread2[cx.j]
@@ -357,13 +369,108 @@ func (m *bucketModel) fit(h HistogramSeries, from, to int, n []float64, sum floa
 				a[cx.j][cy.j] += w * cx.n * cy.n
 			}
 		}
+	})
+	symmetrize(a)
+	return boxQP(a, rhs, m.lower, m.upper, n, sum)
+}
+
+// Variances from the residuals (stationary runs only).
+const (
+	// varianceWeight is the pseudo-observations at the exponential shape's
+	// own variance, the fallback where the residuals say little.
+	varianceWeight = 2.0
+	// varianceChange is how far (relatively) a fitted variance must be from
+	// the exponential shape's for the shape to change.
+	varianceChange = 0.1
+)
+
+// fitVariances estimates each bucket's within-bucket variance from the
+// residuals of the fit: an interval's residual r_t = s_t − Σ n_tj·μ_j has
+// E[r_t²] = Σ n_tj·σ_j², a linear model in the σ_j², fitted by weighted
+// least squares (Var(r²) = 2·E[r²]² for a normal residual) with each σ_j²
+// between 0 and the largest a distribution on the bucket with mean μ_j can
+// have, (μ_j − lower)(upper − μ_j). The k fitted means use up k of the T
+// intervals' degrees of freedom, so the squared residuals are scaled by
+// T/(T − k), and with T ≤ 2k nothing is estimated. A variance is kept only
+// where it departs from the exponential shape's by more than 1.5 standard
+// errors (from the inverse information); elsewhere it is NaN and the bucket
+// keeps the exponential shape. Buckets whose counts move together (two
+// buckets either side of a tight cluster) share their information, so
+// neither variance alone passes: the gate then rightly changes nothing.
+func (m *bucketModel) fitVariances(h HistogramSeries) []float64 {
+	k := len(m.n)
+	used := m.used // by the whole-run fit, just before
+	if used <= 2*k {
+		return nil
 	}
-	for x := range k { // the upper triangle was filled
-		for y := x + 1; y < k; y++ {
+	dof := float64(used) / float64(used-k)
+	fallback := make([]float64, k)
+	lo, hi := make([]float64, k), make([]float64, k)
+	for j := range k {
+		s := newBucketShape(m.lower[j], m.upper[j], m.mean[j])
+		fallback[j] = math.Max(s.variance(), 1e-300)
+		hi[j] = math.Inf(1)
+		if !s.infinite {
+			hi[j] = math.Max((m.mean[j]-m.lower[j])*(m.upper[j]-m.mean[j]), 0)
+		}
+	}
+	a := newMatrix(k)
+	rhs := make([]float64, k)
+	for j := range k {
+		a[j][j] += varianceWeight / (2 * fallback[j] * fallback[j])
+		rhs[j] += varianceWeight / (2 * fallback[j])
+	}
+	m.intervals(h, 0, h.Scrapes()-1, func(ds float64, cells []cell) {
+		r, expected := ds, 0.0
+		for _, c := range cells {
+			r -= c.n * m.mean[c.j]
+			expected += c.n * fallback[c.j]
+		}
+		w := 1 / (2 * expected * expected)
+		for x, cx := range cells {
+			rhs[cx.j] += w * cx.n * r * r * dof
+			for _, cy := range cells[x:] {
+				a[cx.j][cy.j] += w * cx.n * cy.n
+			}
+		}
+	})
+	symmetrize(a)
+	v := boxLS(a, rhs, lo, hi)
+	for j := range k {
+		if se := math.Sqrt(inverseDiagonal(a, j)); !(math.Abs(v[j]-fallback[j]) > 1.5*se) {
+			v[j] = math.NaN()
+		}
+	}
+	return v
+}
+
+// inverseDiagonal is (A⁻¹)_jj, by solving A·x = e_j.
+func inverseDiagonal(a [][]float64, j int) float64 {
+	k := len(a)
+	aug := make([][]float64, k)
+	for r := range aug {
+		aug[r] = make([]float64, k+1)
+		copy(aug[r], a[r])
+	}
+	aug[j][k] = 1
+	return gaussSolve(aug)[j]
+}
+
+func newMatrix(k int) [][]float64 {
+	a := make([][]float64, k)
+	for j := range a {
+		a[j] = make([]float64, k)
+	}
+	return a
+}
+
+// symmetrize copies the upper triangle, which the fits fill, to the lower.
+func symmetrize(a [][]float64) {
+	for x := range a {
+		for y := x + 1; y < len(a); y++ {
 			a[y][x] = a[x][y]
 		}
 	}
-	return boxQP(a, rhs, lo, hi, n, sum)
 }
 
 // priorMeans guesses each bucket's mean before the data speak, from the
@@ -430,16 +537,28 @@ func (m *bucketModel) logDensitySlope(n []float64, j int) float64 {
 
 // quantiles evaluates step 4.
 func (m *bucketModel) quantiles(qs []float64) []float64 {
-	mix := make([]bucketMixture, len(m.n))
-	for j := range m.n {
-		for _, sg := range m.segs {
-			if sg.n[j] > 0 {
-				mix[j].add(newBucketShape(m.lower[j], m.upper[j], sg.mean[j]), sg.n[j])
+	// A bucket's shape is built when a percentile first needs it.
+	mix := make([]*bucketMixture, len(m.n))
+	shape := func(j int) *bucketMixture {
+		if mix[j] != nil {
+			return mix[j]
+		}
+		x := &bucketMixture{}
+		switch {
+		case m.vars != nil:
+			x.add(newTwoMomentShape(m.lower[j], m.upper[j], m.mean[j], m.vars[j]), 1)
+		default:
+			for _, sg := range m.segs {
+				if sg.n[j] > 0 {
+					x.add(newBucketShape(m.lower[j], m.upper[j], sg.mean[j]), sg.n[j])
+				}
+			}
+			if len(x.shapes) == 0 {
+				x.add(newBucketShape(m.lower[j], m.upper[j], m.mean[j]), 1)
 			}
 		}
-		if len(mix[j].shapes) == 0 {
-			mix[j].add(newBucketShape(m.lower[j], m.upper[j], m.mean[j]), 1)
-		}
+		mix[j] = x
+		return x
 	}
 	// value is the k-th order statistic (0-based) of the implied sample.
 	value := func(k float64) float64 {
@@ -450,7 +569,7 @@ func (m *bucketModel) quantiles(qs []float64) []float64 {
 					return m.mean[j] // a lone observation is its bucket's mean
 				}
 				f := (math.Min(math.Max(k-before, 0), n-1) + 0.5) / n
-				return mix[j].quantile(f)
+				return shape(j).quantile(f)
 			}
 			before += n
 		}
@@ -518,6 +637,9 @@ type bucketShape struct {
 	// +Inf bucket, theta is the mean excess above lower.
 	beta, theta float64
 	infinite    bool
+	// cdf, when set, tabulates a two-moment shape's distribution function
+	// on maxEntGrid equal steps of [0, 1], and replaces beta.
+	table []float64
 }
 
 func newBucketShape(lower, upper, mean float64) bucketShape {
@@ -534,6 +656,9 @@ func newBucketShape(lower, upper, mean float64) bucketShape {
 
 // quantile is the f-quantile (0 < f < 1) of the shape.
 func (s bucketShape) quantile(f float64) float64 {
+	if s.table != nil {
+		return s.lower + s.width*tableQuantile(s.table, f)
+	}
 	if s.infinite {
 		return s.lower - s.theta*math.Log1p(-f)
 	}
@@ -555,6 +680,9 @@ func (s bucketShape) quantile(f float64) float64 {
 
 // cdf is the shape's distribution function at v.
 func (s bucketShape) cdf(v float64) float64 {
+	if s.table != nil {
+		return tableCDF(s.table, (v-s.lower)/s.width)
+	}
 	if s.infinite {
 		if v <= s.lower {
 			return 0
@@ -587,6 +715,27 @@ func (s bucketShape) cdf(v float64) float64 {
 	default:
 		return math.Expm1(b*x) / math.Expm1(b)
 	}
+}
+
+// variance is the shape's variance (of an exponential one).
+func (s bucketShape) variance() float64 {
+	if s.infinite {
+		return s.theta * s.theta
+	}
+	return s.width * s.width * truncExpVariance(s.beta)
+}
+
+// truncExpVariance is the variance of the density ∝ e^{βx} on [0, 1]:
+// 1/β² − 1/(4·sinh²(β/2)).
+func truncExpVariance(beta float64) float64 {
+	switch {
+	case math.IsInf(beta, 0):
+		return 0
+	case math.Abs(beta) < 1e-4:
+		return 1.0/12 - beta*beta/720
+	}
+	sh := math.Sinh(beta / 2)
+	return 1/(beta*beta) - 1/(4*sh*sh)
 }
 
 // truncExpMean is the mean of the density ∝ e^{βx} on [0, 1].

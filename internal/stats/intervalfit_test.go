@@ -166,3 +166,37 @@ func TestBoxQP(t *testing.T) {
 		t.Fatalf("got %v, want [1.5 0.5]", got)
 	}
 }
+
+// TestTwoMomentShape: the maximum-entropy shape reproduces the mean and
+// variance it was built for, for a peak inside the bucket (a variance
+// below the exponential shape's) and a U-shape (above it); a variance
+// that says nothing new leaves the exponential shape.
+func TestTwoMomentShape(t *testing.T) {
+	for _, tc := range []struct{ mean, variance float64 }{
+		{0.5, 0.01}, {0.3, 0.004}, {0.7, 0.02}, {0.5, 0.15}, {0.2, 0.03},
+	} {
+		s := newTwoMomentShape(0, 1, tc.mean, tc.variance)
+		if s.table == nil {
+			t.Fatalf("mean %v variance %v: no two-moment shape", tc.mean, tc.variance)
+		}
+		// Moments of the implied sample of 100,000 quantiles.
+		const n = 100000
+		var m1, m2 float64
+		for i := range n {
+			x := s.quantile((float64(i) + 0.5) / n)
+			m1 += x
+			m2 += x * x
+		}
+		m1 /= n
+		v := m2/n - m1*m1
+		if math.Abs(m1-tc.mean) > 2e-3 || math.Abs(v-tc.variance) > 0.03*tc.variance {
+			t.Errorf("mean %v variance %v: shape has mean %v variance %v", tc.mean, tc.variance, m1, v)
+		}
+	}
+	if s := newTwoMomentShape(0, 1, 0.5, 1.0/12); s.table != nil {
+		t.Error("the uniform's own variance should keep the exponential (uniform) shape")
+	}
+	if s := newTwoMomentShape(0, 1, 0.5, math.NaN()); s.table != nil {
+		t.Error("an unknown variance should keep the exponential shape")
+	}
+}

@@ -1,0 +1,213 @@
+package stats
+
+import (
+	"math"
+	"sort"
+)
+
+// maxEntGrid is the number of steps a two-moment shape is tabulated on.
+const maxEntGrid = 256
+
+// newTwoMomentShape is the maximum-entropy density on [lower, upper] with
+// the given mean and variance: ∝ exp(λ₁x + λ₂x²), a truncated normal when
+// the variance is below the exponential shape's (a peak inside the
+// bucket), a U-shape when above. Where the variance says nothing new (within
+// varianceChange of the exponential shape's, unknown, or beyond what the
+// grid resolves) it is the exponential shape.
+func newTwoMomentShape(lower, upper, mean, variance float64) bucketShape {
+	exp := newBucketShape(lower, upper, mean)
+	if exp.infinite || exp.width <= 0 || math.IsNaN(variance) {
+		return exp
+	}
+	m := (mean - lower) / exp.width
+	v := variance / (exp.width * exp.width)
+	vExp := truncExpVariance(exp.beta)
+	const minSD = 8.0 / maxEntGrid // resolve the peak over several steps
+	if m <= minSD || m >= 1-minSD || v >= m*(1-m)*0.98 || math.Abs(v-vExp) <= varianceChange*vExp {
+		return exp
+	}
+	v = math.Max(v, minSD*minSD)
+	lambda1, lambda2, ok := maxEntLambdas(m, v, exp.beta)
+	if !ok {
+		return exp
+	}
+	exp.table = maxEntTable(lambda1, lambda2)
+	return exp
+}
+
+// maxEntLambdas finds λ for the density ∝ exp(λ₁x + λ₂x²) on [0, 1] with
+// mean m and variance v, by Newton's method on the convex dual
+// log Z(λ) − λ₁·m − λ₂·(v + m²), whose gradient is the moment mismatch and
+// whose Hessian is the covariance of (x, x²), with a backtracking line
+// search; it starts from the exponential shape (λ₂ = 0).
+func maxEntLambdas(m, v, beta float64) (float64, float64, bool) {
+	m1, m2 := m, v+m*m
+	l1, l2 := beta, 0.0
+	if math.IsInf(l1, 0) || math.IsNaN(l1) {
+		return 0, 0, false
+	}
+	buf := make([]float64, maxEntGrid+1)
+	dual := func(a, b float64) (f float64, e [5]float64) {
+		e = gridMoments(a, b, buf)
+		return e[0] - a*m1 - b*m2, e
+	}
+	f, e := dual(l1, l2)
+	for range 100 {
+		g1, g2 := e[1]-m1, e[2]-m2
+		if math.Abs(g1) < 1e-10 && math.Abs(g2) < 1e-10 {
+			return l1, l2, true
+		}
+		h11, h12, h22 := e[2]-e[1]*e[1], e[3]-e[1]*e[2], e[4]-e[2]*e[2]
+		det := h11*h22 - h12*h12
+		if det <= 0 || math.IsNaN(det) {
+			return 0, 0, false
+		}
+		d1, d2 := -(h22*g1-h12*g2)/det, -(h11*g2-h12*g1)/det
+		step := 1.0
+		for range 60 {
+			nf, ne := dual(l1+step*d1, l2+step*d2)
+			if nf <= f {
+				l1, l2, f, e = l1+step*d1, l2+step*d2, nf, ne
+				break
+			}
+			step /= 2
+		}
+		if step < 1e-15 {
+			break
+		}
+	}
+	return l1, l2, math.Abs(e[1]-m1) < 1e-6 && math.Abs(e[2]-m2) < 1e-6
+}
+
+// gridDensity writes exp(λ₁x + λ₂x² − peak) at x = i/maxEntGrid into out,
+// where peak is the exponent's maximum on [0, 1] (so nothing overflows).
+// On an even grid successive values differ by a factor that itself changes
+// by a constant factor, so two multiplications per point replace exp.
+func gridDensity(l1, l2 float64, out []float64) {
+	expo := func(x float64) float64 { return l1*x + l2*x*x }
+	peak := math.Max(expo(0), expo(1))
+	if l2 < 0 {
+		if v := -l1 / (2 * l2); v > 0 && v < 1 {
+			peak = math.Max(peak, expo(v))
+		}
+	}
+	const h = 1.0 / maxEntGrid
+	e := math.Exp(-peak)
+	ratio := math.Exp(l1*h + l2*h*h) // e(x+h)/e(x) at x = 0
+	growth := math.Exp(2 * l2 * h * h)
+	for i := range out {
+		out[i] = e
+		e *= ratio
+		ratio *= growth
+		if i%64 == 63 { // re-anchor, so rounding cannot accumulate
+			x := float64(i+1) * h
+			e, ratio = math.Exp(expo(x)-peak), math.Exp(l1*h+l2*(2*x*h+h*h))
+		}
+	}
+}
+
+// gridMoments integrates exp(λ₁x + λ₂x²) over [0, 1] by the trapezoid rule
+// on maxEntGrid steps: e[0] = log Z, e[k] = E[x^k] for k = 1…4.
+func gridMoments(l1, l2 float64, buf []float64) (e [5]float64) {
+	gridDensity(l1, l2, buf)
+	var z, m1, m2, m3, m4 float64
+	for i, w := range buf {
+		if i == 0 || i == maxEntGrid {
+			w /= 2
+		}
+		x := float64(i) / maxEntGrid
+		x2 := x * x
+		z += w
+		m1 += w * x
+		m2 += w * x2
+		m3 += w * x2 * x
+		m4 += w * x2 * x2
+	}
+	peak := math.Max(l1*0, l1+l2)
+	if l2 < 0 {
+		if v := -l1 / (2 * l2); v > 0 && v < 1 {
+			peak = math.Max(peak, l1*v+l2*v*v)
+		}
+	}
+	e[0] = peak + math.Log(z/maxEntGrid)
+	e[1], e[2], e[3], e[4] = m1/z, m2/z, m3/z, m4/z
+	return e
+}
+
+// maxEntTable tabulates the distribution function of exp(λ₁x + λ₂x²) on
+// [0, 1] at maxEntGrid+1 points (trapezoids between them).
+func maxEntTable(l1, l2 float64) []float64 {
+	dens := make([]float64, maxEntGrid+1)
+	gridDensity(l1, l2, dens)
+	table := make([]float64, maxEntGrid+1)
+	for i := 1; i <= maxEntGrid; i++ {
+		table[i] = table[i-1] + (dens[i-1]+dens[i])/2
+	}
+	total := table[maxEntGrid]
+	for i := range table {
+		table[i] /= total
+	}
+	return table
+}
+
+// tableQuantile inverts a tabulated distribution function, linearly
+// between grid points; it returns a position in [0, 1].
+func tableQuantile(table []float64, f float64) float64 {
+	i := sort.SearchFloat64s(table, f) // first point with table[i] >= f
+	switch {
+	case i <= 0:
+		return 0
+	case i >= len(table):
+		return 1
+	}
+	lo, hi := table[i-1], table[i]
+	frac := 0.0
+	if hi > lo {
+		frac = (f - lo) / (hi - lo)
+	}
+	return (float64(i-1) + frac) / float64(len(table)-1)
+}
+
+// tableCDF is the tabulated distribution function at position x in [0, 1].
+func tableCDF(table []float64, x float64) float64 {
+	switch {
+	case x <= 0:
+		return 0
+	case x >= 1:
+		return 1
+	}
+	pos := x * float64(len(table)-1)
+	i := int(pos)
+	return table[i] + (pos-float64(i))*(table[i+1]-table[i])
+}
+
+// boxLS minimises ½xᵀAx − bᵀx subject to lo ≤ x ≤ hi (A symmetric
+// positive definite) by projected Gauss–Seidel, which converges for such A.
+func boxLS(A [][]float64, b, lo, hi []float64) []float64 {
+	n := len(b)
+	x := make([]float64, n)
+	for i := range x {
+		x[i] = math.Min(math.Max(0, lo[i]), hi[i])
+	}
+	for range 1000 {
+		moved := 0.0
+		for i := range n {
+			if A[i][i] <= 0 {
+				continue
+			}
+			r := b[i]
+			for j := range n {
+				if j != i {
+					r -= A[i][j] * x[j]
+				}
+			}
+			next := math.Min(math.Max(r/A[i][i], lo[i]), hi[i])
+			moved = math.Max(moved, math.Abs(next-x[i])/math.Max(math.Abs(next), 1e-300))
+			x[i] = next
+		}
+		if moved < 1e-10 {
+			break
+		}
+	}
+	return x
+}
