@@ -146,18 +146,7 @@ func aiperfEstimate(bounds, cumulative []float64, learned map[int]*aiperfBucketS
 	if inf >= 0 {
 		cInf = cumulative[inf] - prev
 	}
-	total := cInf
-	for _, i := range finite {
-		total += c[i]
-	}
-	if total > aiperfMaxObservations {
-		scale := aiperfMaxObservations / total
-		for _, i := range finite {
-			c[i] *= scale
-		}
-		cInf *= scale
-		sum *= scale
-	}
+	aiperfDownsample(cInf+finiteTotal(c, finite), c, finite, &cInf, &sum)
 	lowerOf := func(j int) float64 { // j indexes finite
 		if j == 0 {
 			return 0
@@ -224,21 +213,9 @@ func aiperfEstimate(bounds, cumulative []float64, learned map[int]*aiperfBucketS
 
 // aiperfFiniteObservations is _generate_observations_with_sum_constraint.
 func aiperfFiniteObservations(bounds []float64, finite []int, c []float64, learned map[int]*aiperfBucketStats, target float64) []float64 {
-	total := 0.0
-	for _, i := range finite {
-		total += c[i]
-	}
-	if total > aiperfMaxObservations {
-		scale := aiperfMaxObservations / total
-		for _, i := range finite {
-			c[i] *= scale
-		}
-		target *= scale
-		total = 0
-		for _, i := range finite {
-			total += c[i]
-		}
-	}
+	// AIPerf caps the finite counts a second time (redundant after the first).
+	aiperfDownsample(finiteTotal(c, finite), c, finite, &target)
+	total := finiteTotal(c, finite)
 	avg := 0.0
 	if total != 0 {
 		avg = target / total
@@ -377,6 +354,31 @@ func aiperfFiniteObservations(bounds []float64, finite []int, c []float64, learn
 		out = append(out, b.values...)
 	}
 	return out
+}
+
+// finiteTotal is the sum of the finite buckets' counts.
+func finiteTotal(c []float64, finite []int) float64 {
+	total := 0.0
+	for _, i := range finite {
+		total += c[i]
+	}
+	return total
+}
+
+// aiperfDownsample is AIPerf's cap on generated observations: when total
+// exceeds 100,000, the finite counts and each of scaled are multiplied by
+// 100,000/total, so the counts become fractional.
+func aiperfDownsample(total float64, c []float64, finite []int, scaled ...*float64) {
+	if total <= aiperfMaxObservations {
+		return
+	}
+	scale := aiperfMaxObservations / total
+	for _, i := range finite {
+		c[i] *= scale
+	}
+	for _, x := range scaled {
+		*x *= scale
+	}
 }
 
 // linspace is numpy.linspace(start, stop, num) with its endpoint: i·step +
