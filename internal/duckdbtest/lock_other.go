@@ -1,0 +1,7 @@
+//go:build !unix
+
+package duckdbtest
+
+// lockFile does not lock where flock is missing; tests there install once
+// per process.
+func lockFile(string) (func(), error) { return func() {}, nil }
