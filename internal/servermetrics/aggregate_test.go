@@ -180,30 +180,93 @@ func TestHistogramResetAndEmpty(t *testing.T) {
 	}
 }
 
+// TestInferUnit covers every rule of AIPerf's unit inference (S11), in
+// its order of precedence.
 func TestInferUnit(t *testing.T) {
 	tests := []struct{ name, help, want string }{
-		{"vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", "seconds"},
+		// 1. Scale words: ratio first.
 		{"vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", "ratio"},
+		{"x_perc", "Usage (0-1).", "ratio"},
+		{"x_perc", "Usage (0.0 – 1.0)", "ratio"},
+		{"x", "Usage from 0 to 1 of the pool", "ratio"},
+		{"x", "fraction in range 0-1", "ratio"},
+		{"x", "Utilisation; 1 = 100%", "ratio"},
+		{"x", "Utilisation (1 is 100 percent)", "ratio"},
+		{"x", "1.0 == 100 %", "ratio"},
+		{"x", "Level 10-15, in seconds", "seconds"}, // "10-1" is not "0-1"
+		// then percent.
+		{"x_ratio", "Utilization (0-100)", "percent"},
+		{"x", "Utilization (0.0 to 100.0)", "percent"},
+		{"x", "GPU utilization in range 0-100", "percent"},
+		{"x", "Between 0 and 0 - 100 %", "percent"},
+		// 2a. DCGM's (in X), case-sensitive.
+		{"DCGM_FI_DEV_FB_USED", "Framebuffer memory used (in MiB).", "megabytes"},
+		{"DCGM_FI_DEV_GPU_TEMP", "GPU temperature (in C).", "celsius"},
+		{"DCGM_FI_DEV_POWER_USAGE", "Power draw (in W).", "watt"},
+		{"DCGM_FI_DEV_SM_CLOCK", "SM clock frequency (in MHz).", "megahertz"},
+		{"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "Total energy consumption since boot (in mJ).", "millijoule"},
+		{"x", "Latency (in us).", "microseconds"},
+		{"x", "Bandwidth (in GB/s)", "gb/s"},
+		{"x_seconds", "Something (in widgets).", "seconds"}, // unknown X falls through
+		// 2b. The nine description patterns.
+		{"vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", "seconds"},
+		{"x", "Time (seconds)", "seconds"},
+		{"x", "Time to first token in milliseconds", "milliseconds"},
+		{"x", "Time (ms)", "milliseconds"},
+		{"x", "Time in nanoseconds.", "nanoseconds"},
+		{"x", "Size (bytes)", "bytes"},
+		{"x", "KV transfer (gb/s)", "gb/s"},
+		{"x", "Throughput in MB/s", "mb/s"},
+		{"x", "Throughput in tokens/sec", "tokens/s"},
+		{"x", "Throughput (token/second)", "tokens/s"},
+		{"x", "Rate in requests/s", "requests/s"},
+		{"x", "Prompt length in tokens", "tokens"},
+		{"nv_inference_request_duration_us", "Cumulative inference request duration in microseconds", ""}, // not an AIPerf pattern
+		// 3. Name suffixes, longest first, on the lower-cased name.
 		{"sglang:token_usage_perc", "", "percent"},
 		{"vllm:generation_tokens", "Number of generation tokens processed.", "tokens"},
 		{"x_tokens_total", "", "tokens"},
 		{"x_seconds_total", "", "seconds"},
 		{"vllm:request_success", "Count of successfully processed requests.", "requests"},
 		{"trtllm_request_success", "", "requests"},
-		{"nv_inference_request_duration_us", "Cumulative inference request duration in microseconds", "microseconds"},
-		{"vllm:num_requests_running", "Number of requests in model execution batches.", ""},
 		{"dynamo_component_errors_total", "", "errors"},
 		{"x_error_count_total", "", "errors"},
+		{"x_error_count", "", "errors"},
+		{"x_requests_total", "", "requests"},
+		{"x_reqs", "", "requests"},
+		{"x_block_count", "", "blocks"},
+		{"x_blocks_total", "", "blocks"},
+		{"x_bytes_total", "", "bytes"},
 		{"x_bytes", "", "bytes"},
-		{"x_kv_transfer_speed_gb_s", "", "gb/s"},
-		{"gpu_temp_celsius", "", "celsius"},
-		{"something_count", "", "count"},
+		{"X_MILLISECONDS", "", "milliseconds"},
+		{"x_ms_total", "", "milliseconds"},
 		{"x_ms", "", "milliseconds"},
+		{"x_ns_total", "", "nanoseconds"},
+		{"x_nanoseconds", "", "nanoseconds"},
+		{"x_kilobytes", "", "kilobytes"},
+		{"x_megabytes", "", "megabytes"},
+		{"x_gigabytes", "", "gigabytes"},
+		{"gpu_temp_celsius", "", "celsius"},
+		{"x_percent", "", "percent"},
+		{"x_joules", "", "joule"},
+		{"x_watts", "", "watt"},
+		{"x_ratio", "", "ratio"},
+		{"x_kv_transfer_speed_gb_s", "", "gb/s"},
+		{"something_count", "", "count"},
+		{"something_total", "", "count"},
+		// 4. The num_requests_ wildcard, after the suffixes.
+		{"vllm:num_requests_running", "Number of requests in model execution batches.", "requests"},
+		{"vllm:num_requests_waiting", "", "requests"},
 		{"plain", "", ""},
 	}
 	for _, tc := range tests {
 		if got := InferUnit(tc.name, tc.help); got != tc.want {
 			t.Errorf("InferUnit(%q, %q) = %q, want %q", tc.name, tc.help, got, tc.want)
+		}
+	}
+	for i := 1; i < len(unitSuffixes); i++ {
+		if len(unitSuffixes[i].suffix) > len(unitSuffixes[i-1].suffix) {
+			t.Errorf("suffix %q is tried after the shorter %q", unitSuffixes[i].suffix, unitSuffixes[i-1].suffix)
 		}
 	}
 }
