@@ -166,7 +166,7 @@ func parquetMetadata(sm ServerMetrics, labels []string, metricTypes map[string]s
 		"aiperf.schema_version":             ParquetSchemaVersion,
 		"aiperf.version":                    sm.Version,
 		"aiperf.benchmark_id":               sm.BenchmarkID,
-		"aiperf.exporter":                   "llmbench.ServerMetricsParquetExporter",
+		"aiperf.exporter":                   "ServerMetricsParquetExporter", // AIPerf's class name, which readers check
 		"aiperf.export_timestamp_utc":       time.Now().UTC().Format(time.RFC3339Nano),
 		"aiperf.time_filter_start_ns":       strconv.FormatInt(sm.Window.StartNs, 10),
 		"aiperf.time_filter_end_ns":         strconv.FormatInt(sm.Window.EndNs, 10),

@@ -280,9 +280,11 @@ func seriesToJSON(s servermetrics.SeriesStats, dur float64) seriesJSON {
 }
 
 // ServerMetricsCSV renders server_metrics_export.csv: sections for gauge,
-// counter, histogram, unknown and info metrics (empty ones left out),
-// separated by blank lines; each row is one series, its labels expanded
-// into columns (the union of the section's label names, sorted).
+// counter, histogram, unknown and info metrics, always all five and in
+// that order (an empty one is its header alone), so scripts can take the
+// sections by position; blank lines separate them. Each row is one series,
+// its labels expanded into columns (the union of the section's label
+// names, sorted).
 func ServerMetricsCSV(sm ServerMetrics) ([]byte, error) {
 	type section struct {
 		name  string
@@ -364,9 +366,6 @@ func ServerMetricsCSV(sm ServerMetrics) ([]byte, error) {
 				}
 			}
 		}
-		if len(ms) == 0 {
-			continue
-		}
 		labels := make([]string, 0, len(labelSet))
 		for l := range labelSet {
 			labels = append(labels, l)
@@ -428,8 +427,9 @@ func (sw *ScrapeWriter) Write(s *scrape.Snapshot) error {
 	b = appendJSONString(b, s.Endpoint)
 	b = append(b, `,"timestamp_ns":`...)
 	b = strconv.AppendInt(b, s.TimestampNs(), 10)
+	// As the spec's example: request sent to first byte, not the whole fetch.
 	b = append(b, `,"endpoint_latency_ns":`...)
-	b = strconv.AppendInt(b, s.LatencyNs(), 10)
+	b = strconv.AppendInt(b, s.FirstByteNs-s.RequestSentNs, 10)
 	b = append(b, `,"metrics":{`...)
 	for i, f := range s.Families {
 		if i > 0 {

@@ -3,6 +3,9 @@ package export
 import (
 	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -113,4 +116,58 @@ func TestServerMetricsCSVGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, "server_metrics_export.csv", got)
+}
+
+// TestServerMetricsCSVAlwaysFiveSections: with only gauges, the counter,
+// histogram, unknown and info sections are still there, as headers, in
+// order, so scripts can take sections by position.
+func TestServerMetricsCSVAlwaysFiveSections(t *testing.T) {
+	st := servermetrics.NewStore()
+	for i := range 3 {
+		st.Add(&scrape.Snapshot{Endpoint: "http://a/metrics", FirstByteNs: int64(i) * sec, Families: []scrape.Family{
+			{Name: "g", Type: scrape.Gauge, Series: []scrape.Series{{Value: float64(i)}}}}})
+	}
+	w := servermetrics.Window{StartNs: 0, EndNs: 2 * sec}
+	got, err := ServerMetricsCSV(ServerMetrics{Metrics: st.Aggregate(w, stats.BucketLinear{}), Window: w})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sections := strings.Split(strings.TrimRight(string(got), "\n"), "\n\n")
+	want := []string{
+		"metric_type,endpoint_url,metric_name,unit,avg,min,max,std,p1,p5,p10,p25,p50,p75,p90,p95,p99\ngauge,http://a/metrics,g,,1,0,2,1,0.02,0.1,0.2,0.5,1,1.5,1.8,1.9,1.98",
+		"metric_type,endpoint_url,metric_name,unit,total,rate,rate_avg,rate_min,rate_max,rate_std",
+		"metric_type,endpoint_url,metric_name,unit,count,sum,avg,count_rate,sum_rate,p1_estimate,p5_estimate,p10_estimate,p25_estimate,p50_estimate,p75_estimate,p90_estimate,p95_estimate,p99_estimate",
+		"metric_type,endpoint_url,metric_name,unit,avg,min,max,std,p1,p5,p10,p25,p50,p75,p90,p95,p99",
+		"metric_type,endpoint_url,metric_name,unit,value",
+	}
+	if len(sections) != len(want) {
+		t.Fatalf("%d sections, want 5:\n%s", len(sections), got)
+	}
+	for i := range want {
+		if sections[i] != want[i] {
+			t.Errorf("section %d:\n got %q\nwant %q", i, sections[i], want[i])
+		}
+	}
+}
+
+// TestScrapeJSONLEndpointLatency: endpoint_latency_ns is first byte minus
+// request sent, as the spec's example shows, not the whole fetch.
+func TestScrapeJSONLEndpointLatency(t *testing.T) {
+	dir := t.TempDir()
+	sw, err := NewScrapeWriter(dir, "s.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sw.Write(&scrape.Snapshot{Endpoint: "http://a/metrics", RequestSentNs: 1000, FirstByteNs: 1750, DoneNs: 9000}); err != nil {
+		t.Fatal(err)
+	}
+	sw.Close()
+	b, _ := os.ReadFile(filepath.Join(dir, "s.jsonl"))
+	var line struct {
+		Latency   int64 `json:"endpoint_latency_ns"`
+		Timestamp int64 `json:"timestamp_ns"`
+	}
+	if err := json.Unmarshal(b, &line); err != nil || line.Latency != 750 || line.Timestamp != 1750 {
+		t.Fatalf("line %s (%v): want latency 750 at 1750", b, err)
+	}
 }

@@ -59,7 +59,8 @@ type Family struct {
 
 // Parse reads Prometheus text exposition from r. Counter family names lose
 // their "_total" suffix and "_created" companion series are dropped, as
-// Prometheus' Python parser (and so AIPerf) does; summaries are ignored.
+// Prometheus' Python parser (and so AIPerf) does; summaries and families
+// named *_uptime or *_uptime_* are ignored, as AIPerf ignores them.
 func Parse(r io.Reader) ([]Family, error) {
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	mfs, err := parser.TextToMetricFamilies(r)
@@ -92,7 +93,16 @@ func Parse(r io.Reader) ([]Family, error) {
 	return out, nil
 }
 
+// skipped reports a family AIPerf leaves out whole: uptimes (a clock, not a
+// measure of the load) like _created timestamps.
+func skipped(name string) bool {
+	return strings.HasSuffix(name, "_uptime") || strings.Contains(name, "_uptime_")
+}
+
 func convert(name string, mf *dto.MetricFamily) (Family, bool) {
+	if skipped(name) {
+		return Family{}, false
+	}
 	f := Family{Name: name, Help: mf.GetHelp()}
 	switch mf.GetType() {
 	case dto.MetricType_GAUGE:

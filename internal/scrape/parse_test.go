@@ -87,3 +87,30 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestParseSkipsUptimes: families named *_uptime or *_uptime_* are left out
+// whole, as AIPerf leaves them out; a name merely starting with uptime stays.
+func TestParseSkipsUptimes(t *testing.T) {
+	text := `# TYPE process_uptime_seconds gauge
+process_uptime_seconds 12.5
+# TYPE vllm:engine_uptime gauge
+vllm:engine_uptime 3
+# TYPE dynamo_uptime_total counter
+dynamo_uptime_total 9
+# TYPE uptime_ratio gauge
+uptime_ratio 0.99
+# TYPE vllm:num_requests_running gauge
+vllm:num_requests_running 2
+`
+	fams, err := Parse(strings.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range fams {
+		names = append(names, f.Name)
+	}
+	if want := []string{"uptime_ratio", "vllm:num_requests_running"}; !reflect.DeepEqual(names, want) {
+		t.Fatalf("families %v, want %v", names, want)
+	}
+}

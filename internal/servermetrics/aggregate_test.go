@@ -325,3 +325,17 @@ func TestCounterResetFromServer(t *testing.T) {
 		t.Fatalf("histogram %+v, want a detected reset", e2e.Hist)
 	}
 }
+
+// TestDuplicateScrapesAreGaugeSamples: an unchanged scrape still counts as
+// a gauge sample, as AIPerf stores it: 1, 1 (the same body), 4 → avg 2.
+func TestDuplicateScrapesAreGaugeSamples(t *testing.T) {
+	st := NewStore()
+	for i, v := range []float64{1, 1, 4} {
+		st.Add(&scrape.Snapshot{Endpoint: "http://a/metrics", FirstByteNs: int64(i) * sec, Families: []scrape.Family{
+			{Name: "g", Type: scrape.Gauge, Series: []scrape.Series{{Value: v}}}}})
+	}
+	ms := st.Aggregate(Window{StartNs: 0, EndNs: 2 * sec}, stats.BucketLinear{})
+	if g := ms[0].Series[0].Gauge; g.Avg != 2 || g.Min != 1 || g.Max != 4 {
+		t.Fatalf("gauge %+v, want avg 2 over three samples", g)
+	}
+}
