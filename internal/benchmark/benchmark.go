@@ -133,7 +133,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		return res, err
 	}
 	if sm != nil {
-		files, metrics, err := sm.export(dir, win.startNs, win.endNs, win.start, win.end, export.ServerMetrics{
+		files, metrics, err := sm.export(dir, win, export.ServerMetrics{
 			SchemaVersion: SchemaVersion, Version: opts.Version, BenchmarkID: summary.BenchmarkID, InputConfig: summary.InputConfig,
 			ModelNames: p.Endpoint.ModelNames, Concurrency: p.Loadgen.Concurrency, RequestRate: p.Loadgen.RequestRate,
 		})

@@ -40,6 +40,9 @@ type window struct {
 	clock          record.Clock
 	start, end     time.Time
 	startNs, endNs int64 // wall-clock epoch ns
+	// profiled is false when the profiling phase never started (a run
+	// stopped during warm-up): there is nothing to compute statistics over.
+	profiled bool
 }
 
 // observer records the profiling window and takes the server-metrics
@@ -49,6 +52,7 @@ func (w *window) observer(ctx context.Context, sm *serverMetrics, interval time.
 		PhaseStart: func(ph record.Phase, t time.Time) {
 			if ph == record.PhaseProfiling {
 				w.start, w.startNs = t, w.clock.Wall(w.clock.Perf(t))
+				w.profiled = true
 			}
 		},
 		PhaseEnd: func(ph record.Phase, t time.Time) {

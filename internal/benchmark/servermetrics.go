@@ -6,7 +6,6 @@ import (
 	"io"
 	"maps"
 	"net/url"
-	"time"
 
 	"github.com/llmbench/llmbench/internal/config"
 	"github.com/llmbench/llmbench/internal/export"
@@ -98,7 +97,8 @@ func (sm *serverMetrics) finish(ctx, abort context.Context) error {
 
 // export aggregates the profiling window and writes the selected formats,
 // returning the names written and the aggregated metrics.
-func (sm *serverMetrics) export(dir string, startNs, endNs int64, start, end time.Time, base export.ServerMetrics) ([]string, []servermetrics.Metric, error) {
+func (sm *serverMetrics) export(dir string, win *window, base export.ServerMetrics) ([]string, []servermetrics.Metric, error) {
+	startNs, endNs, start, end := win.startNs, win.endNs, win.start, win.end
 	infos := sm.collector.Infos()
 	intervals := map[string]int64{}
 	var successful []string
@@ -110,7 +110,14 @@ func (sm *serverMetrics) export(dir string, startNs, endNs int64, start, end tim
 	}
 	w := servermetrics.Window{StartNs: startNs, EndNs: endNs, SliceNs: int64(sm.cfg.SliceSeconds * 1e9), UpdateIntervalNs: intervals}
 	base.Configured, base.Successful, base.Infos = sm.collector.Configured(), successful, infos
-	base.Metrics = sm.store.Aggregate(w, estimatorNamed(sm.cfg.HistogramEstimator))
+	store := sm.store
+	if !win.profiled {
+		// Stopped during warm-up: no profiling window, so no statistics
+		// (not rates over the instant between the stop and the export).
+		// The files are still written, with their summaries and no metrics.
+		store = servermetrics.NewStore()
+	}
+	base.Metrics = store.Aggregate(w, estimatorNamed(sm.cfg.HistogramEstimator))
 	base.Window, base.Start, base.End = w, start, end
 
 	var files []string
@@ -139,7 +146,7 @@ func (sm *serverMetrics) export(dir string, startNs, endNs int64, start, end tim
 		}
 	}
 	if sm.cfg.HasFormat(config.FormatParquet) {
-		if err := write("parquet", func() ([]byte, error) { return export.ServerMetricsParquet(sm.store, base) }); err != nil {
+		if err := write("parquet", func() ([]byte, error) { return export.ServerMetricsParquet(store, base) }); err != nil {
 			return files, base.Metrics, fmt.Errorf("parquet export: %w", err)
 		}
 	}
