@@ -2,6 +2,7 @@ package benchmark
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -124,31 +125,29 @@ func (sm *serverMetrics) export(dir string, win *window, base export.ServerMetri
 	if sm.jsonl != nil {
 		files = append(files, sm.names("jsonl"))
 	}
-	write := func(ext string, render func() ([]byte, error)) error {
+	// Every format is attempted: one that fails (naming its file) takes
+	// none of the others with it.
+	var errs []error
+	write := func(ext string, render func() ([]byte, error)) {
+		name := sm.names(ext)
 		data, err := render()
+		if err == nil {
+			err = export.WriteFile(dir, name, data)
+		}
 		if err != nil {
-			return err
+			errs = append(errs, fmt.Errorf("server metrics export %s: %w", name, err))
+			return
 		}
-		if err := export.WriteFile(dir, sm.names(ext), data); err != nil {
-			return err
-		}
-		files = append(files, sm.names(ext))
-		return nil
+		files = append(files, name)
 	}
 	if sm.cfg.HasFormat(config.FormatJSON) {
-		if err := write("json", func() ([]byte, error) { return export.ServerMetricsJSON(base) }); err != nil {
-			return files, base.Metrics, err
-		}
+		write("json", func() ([]byte, error) { return export.ServerMetricsJSON(base) })
 	}
 	if sm.cfg.HasFormat(config.FormatCSV) {
-		if err := write("csv", func() ([]byte, error) { return export.ServerMetricsCSV(base) }); err != nil {
-			return files, base.Metrics, err
-		}
+		write("csv", func() ([]byte, error) { return export.ServerMetricsCSV(base) })
 	}
 	if sm.cfg.HasFormat(config.FormatParquet) {
-		if err := write("parquet", func() ([]byte, error) { return export.ServerMetricsParquet(store, base) }); err != nil {
-			return files, base.Metrics, fmt.Errorf("parquet export: %w", err)
-		}
+		write("parquet", func() ([]byte, error) { return export.ServerMetricsParquet(store, base) })
 	}
-	return files, base.Metrics, nil
+	return files, base.Metrics, errors.Join(errs...)
 }

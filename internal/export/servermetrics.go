@@ -284,7 +284,7 @@ func seriesToJSON(s servermetrics.SeriesStats, dur float64) seriesJSON {
 // that order (an empty one is its header alone), so scripts can take the
 // sections by position; blank lines separate them. Each row is one series,
 // its labels expanded into columns (the union of the section's label
-// names, sorted).
+// names, sorted; see labelHeaders for names that collide).
 func ServerMetricsCSV(sm ServerMetrics) ([]byte, error) {
 	type section struct {
 		name  string
@@ -377,7 +377,7 @@ func ServerMetricsCSV(sm ServerMetrics) ([]byte, error) {
 		wrote = true
 		w := csv.NewWriter(&buf)
 		head := []string{"metric_type", "endpoint_url", "metric_name", "unit"}
-		head = append(append(head, labels...), sec.stats...)
+		head = append(append(head, labelHeaders(head, labels, sec.stats)...), sec.stats...)
 		_ = w.Write(head)
 		for _, m := range ms {
 			for _, s := range m.Series {
@@ -398,6 +398,26 @@ func ServerMetricsCSV(sm ServerMetrics) ([]byte, error) {
 		}
 	}
 	return buf.Bytes(), nil
+}
+
+// labelHeaders names the label columns: a label named like a fixed or
+// statistic column (unit, avg, total, …) is prefixed with "label_" (again,
+// until the name is free), so a header never repeats.
+func labelHeaders(fixed, labels, statNames []string) []string {
+	taken := map[string]bool{}
+	for _, n := range append(append([]string(nil), fixed...), statNames...) {
+		taken[n] = true
+	}
+	out := make([]string, len(labels))
+	for i, l := range labels {
+		h := l
+		for taken[h] {
+			h = "label_" + h
+		}
+		taken[h] = true
+		out[i] = h
+	}
+	return out
 }
 
 // ScrapeWriter streams server_metrics_export.jsonl: one line per scrape, all

@@ -171,3 +171,26 @@ func TestScrapeJSONLEndpointLatency(t *testing.T) {
 		t.Fatalf("line %s (%v): want latency 750 at 1750", b, err)
 	}
 }
+
+// TestServerMetricsCSVLabelCollisions: labels named like columns get a
+// label_ prefix, so no header repeats; series stay distinct.
+func TestServerMetricsCSVLabelCollisions(t *testing.T) {
+	st := servermetrics.NewStore()
+	for i := range 2 {
+		st.Add(&scrape.Snapshot{Endpoint: "http://a/metrics", FirstByteNs: int64(i) * sec, Families: []scrape.Family{
+			{Name: "g", Type: scrape.Gauge, Series: []scrape.Series{
+				{Labels: []scrape.Label{{Name: "avg", Value: "x"}, {Name: "label_avg", Value: "z"}, {Name: "unit", Value: "y"}}, Value: 1},
+				{Labels: []scrape.Label{{Name: "avg", Value: "x2"}, {Name: "label_avg", Value: "z"}, {Name: "unit", Value: "y"}}, Value: 2},
+			}}}})
+	}
+	w := servermetrics.Window{StartNs: 0, EndNs: sec}
+	got, err := ServerMetricsCSV(ServerMetrics{Metrics: st.Aggregate(w, stats.BucketLinear{}), Window: w})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(got), "\n")
+	wantHead := "metric_type,endpoint_url,metric_name,unit,label_avg,label_label_avg,label_unit,avg,min,max,std,p1,p5,p10,p25,p50,p75,p90,p95,p99"
+	if lines[0] != wantHead || !strings.HasPrefix(lines[1], "gauge,http://a/metrics,g,,x,z,y,1,") || !strings.HasPrefix(lines[2], "gauge,http://a/metrics,g,,x2,z,y,2,") {
+		t.Fatalf("csv:\n%s", got)
+	}
+}

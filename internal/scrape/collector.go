@@ -57,15 +57,17 @@ type endpoint struct {
 	user       *url.Userinfo
 	// live is the URL in use while the endpoint is scraped, nil once it is
 	// disabled: readable without waiting for a scrape that holds mu.
-	live       atomic.Pointer[string]
-	disabled   bool
-	probed     bool
-	errLogged  bool
-	lastHash   uint64
-	hasHash    bool
-	info       Info
-	updates    []int64
-	latencySum int64
+	live      atomic.Pointer[string]
+	disabled  bool
+	probed    bool
+	errLogged bool
+	lastHash  uint64
+	hasHash   bool
+	// nonFiniteWarned names the metrics already warned about.
+	nonFiniteWarned map[string]bool
+	info            Info
+	updates         []int64
+	latencySum      int64
 }
 
 // Info is an endpoint's collection record: the endpoint_info of the JSON export.
@@ -303,6 +305,15 @@ func (c *Collector) notPrometheus(ctx context.Context, e *endpoint, cause error)
 }
 
 func (c *Collector) record(e *endpoint, snap *Snapshot) {
+	for _, f := range snap.Families {
+		if f.NonFinite > 0 && !e.nonFiniteWarned[f.Name] {
+			if e.nonFiniteWarned == nil {
+				e.nonFiniteWarned = map[string]bool{}
+			}
+			e.nonFiniteWarned[f.Name] = true
+			c.logf("WARNING  Server metric %s from %s has NaN or infinite values; those samples are left out of its statistics (warned once per metric).", f.Name, e.url)
+		}
+	}
 	ts := snap.TimestampNs()
 	in := &e.info
 	in.TotalFetches++

@@ -236,3 +236,48 @@ func TestFallbackURL(t *testing.T) {
 		}
 	}
 }
+
+// TestNonFiniteDroppedAndWarnedOnce: NaN and ±Inf samples are dropped (a
+// histogram label set with any, for that scrape), with one warning per
+// metric naming it and the endpoint, however many scrapes carry them.
+func TestNonFiniteDroppedAndWarnedOnce(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		w.Write([]byte(`# TYPE g gauge
+g{k="nan"} NaN
+g{k="ok"} 2
+# TYPE c_total counter
+c_total +Inf
+# TYPE h histogram
+h_bucket{k="bad",le="1"} 1
+h_bucket{k="bad",le="+Inf"} 2
+h_sum{k="bad"} NaN
+h_count{k="bad"} 2
+h_bucket{k="good",le="1"} 3
+h_bucket{k="good",le="+Inf"} 4
+h_sum{k="good"} 2.5
+h_count{k="good"} 4
+`))
+	}))
+	defer srv.Close()
+	_, sk, log := run(t, []string{srv.URL + "/metrics"}, 30*time.Millisecond, 200*time.Millisecond)
+	snaps := sk.from(srv.URL + "/metrics")
+	if len(snaps) < 3 {
+		t.Fatalf("%d snapshots", len(snaps))
+	}
+	for _, f := range snaps[len(snaps)-1].Families {
+		var keys []string
+		for _, s := range f.Series {
+			keys = append(keys, LabelKey(s.Labels))
+		}
+		want := map[string]string{"g": `k="ok"`, "c": "", "h": `k="good"`}[f.Name]
+		if strings.Join(keys, " ") != want || f.NonFinite != 1 {
+			t.Errorf("%s: series %v (dropped %d), want %q and one dropped", f.Name, keys, f.NonFinite, want)
+		}
+	}
+	for _, name := range []string{"g", "c", "h"} {
+		if n := strings.Count(log, "Server metric "+name+" from "+srv.URL+"/metrics has NaN or infinite values"); n != 1 {
+			t.Errorf("%d warnings for %s, want 1:\n%s", n, name, log)
+		}
+	}
+}

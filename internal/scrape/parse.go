@@ -55,6 +55,10 @@ type Family struct {
 	Help   string
 	Type   Type
 	Series []Series
+	// NonFinite counts the samples (gauge, counter, unknown) or label sets
+	// (histogram) dropped from this scrape for a NaN or ±Inf value, as
+	// AIPerf drops them: legal Prometheus values that no statistic can use.
+	NonFinite int
 }
 
 // Parse reads Prometheus text exposition from r. Counter family names lose
@@ -127,6 +131,12 @@ func convert(name string, mf *dto.MetricFamily) (Family, bool) {
 			s.Value = m.GetCounter().GetValue()
 		case Unknown:
 			s.Value = m.GetUntyped().GetValue()
+		}
+		if f.Type != Histogram && !finite(s.Value) {
+			f.NonFinite++
+			continue
+		}
+		switch f.Type {
 		case Histogram:
 			h := m.GetHistogram()
 			s.Sum, s.Count = h.GetSampleSum(), float64(h.GetSampleCount())
@@ -145,10 +155,28 @@ func convert(name string, mf *dto.MetricFamily) (Family, bool) {
 			if n := len(s.Buckets); n == 0 || !math.IsInf(s.Buckets[n-1].UpperBound, 1) {
 				s.Buckets = append(s.Buckets, Bucket{UpperBound: math.Inf(1), Count: s.Count})
 			}
+			if !histogramFinite(s) {
+				f.NonFinite++ // the whole label set, for this scrape
+				continue
+			}
 		}
 		f.Series = append(f.Series, s)
 	}
 	return f, true
+}
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+func histogramFinite(s Series) bool {
+	if !finite(s.Sum) || !finite(s.Count) {
+		return false
+	}
+	for _, b := range s.Buckets {
+		if !finite(b.Count) || math.IsNaN(b.UpperBound) {
+			return false
+		}
+	}
+	return true
 }
 
 func labels(pairs []*dto.LabelPair) []Label {
@@ -163,19 +191,59 @@ func labels(pairs []*dto.LabelPair) []Label {
 	return out
 }
 
-// LabelKey renders labels as a stable key (`a="1",b="2"`).
+// LabelKey renders labels as a stable, unambiguous key (`a="1",b="2"`):
+// values are escaped as the exposition format escapes them (\\, \", \n)
+// and a name that is not a plain identifier (UTF-8 names are legal) is
+// quoted, so two different label sets never share a key, whatever their
+// values hold.
 func LabelKey(ls []Label) string {
 	var b strings.Builder
 	for i, l := range ls {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString(l.Name)
-		b.WriteString(`="`)
-		b.WriteString(l.Value)
-		b.WriteByte('"')
+		if plainLabelName(l.Name) {
+			b.WriteString(l.Name)
+		} else {
+			writeEscaped(&b, l.Name)
+		}
+		b.WriteByte('=')
+		writeEscaped(&b, l.Value)
 	}
 	return b.String()
+}
+
+// writeEscaped writes s in double quotes with \, " and newlines escaped.
+func writeEscaped(b *strings.Builder, s string) {
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '\\':
+			b.WriteString(`\\`)
+		case '"':
+			b.WriteString(`\"`)
+		case '\n':
+			b.WriteString(`\n`)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('"')
+}
+
+// plainLabelName reports a legacy Prometheus label name: [a-zA-Z_][a-zA-Z0-9_]*.
+func plainLabelName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9' {
+			continue
+		}
+		return false
+	}
+	return true
 }
 
 // FormatBound renders a bucket bound as exported: "0.005", "1", "+Inf".

@@ -1,9 +1,13 @@
 package scrape
 
 import (
+	"bytes"
+	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -112,5 +116,85 @@ vllm:num_requests_running 2
 	}
 	if want := []string{"uptime_ratio", "vllm:num_requests_running"}; !reflect.DeepEqual(names, want) {
 		t.Fatalf("families %v, want %v", names, want)
+	}
+}
+
+// TestParseFixtures reads the shared Prometheus edge cases (copied from
+// shared/fixtures/prometheus): escaped label values, float64 precision,
+// label sets interleaved across buckets, untyped samples.
+func TestParseFixtures(t *testing.T) {
+	inf := math.Inf(1)
+	tests := []struct {
+		file string
+		want map[string]string // family → its series rendered
+	}{
+		{"checkpoint-duplication.prom", map[string]string{"one_metric": "gauge{} 1"}},
+		{"escaped-label.prom", map[string]string{"request_info": `gauge{message="left,right",path="c:\\tmp",quote="say\"hello"} 1`}},
+		{"f32-precision.prom", map[string]string{"requests": "counter{} 100000001"}},
+		{"tachometer_float32_precision.prom", map[string]string{"vllm:num_requests_running": "unknown{} 100000001"}},
+		{"tachometer_quoted_label.prom", map[string]string{"vllm:num_requests_running": `unknown{model_name="meta-llama/Llama-3.1-8B, revision=\"prod\", path=C:\\models"} 3`}},
+		{"histogram-multiple-labelsets.prom", map[string]string{"rpc_duration_seconds": `histogram{route="a"} 1.5/3 [1:2 +Inf:3] | histogram{route="b"} 70/10 [1:7 +Inf:10]`}},
+		{"tachometer_histogram_cross_labels.prom", map[string]string{"vllm_request_queue_time_seconds": `histogram{model_name="model-a"} 0.2/3 [0.1:2 +Inf:3] | histogram{model_name="model-b"} 0.9/11 [0.1:7 +Inf:11]`}},
+	}
+	for _, tc := range tests {
+		b, err := os.ReadFile(filepath.Join("testdata", "fixtures", tc.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fams, err := Parse(bytes.NewReader(b))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.file, err)
+		}
+		got := map[string]string{}
+		for _, f := range fams {
+			var parts []string
+			for _, s := range f.Series {
+				p := fmt.Sprintf("%s{%s}", f.Type, LabelKey(s.Labels))
+				if f.Type == Histogram {
+					var bs []string
+					for _, bk := range s.Buckets {
+						bound := FormatBound(bk.UpperBound)
+						if bk.UpperBound == inf {
+							bound = "+Inf"
+						}
+						bs = append(bs, fmt.Sprintf("%s:%g", bound, bk.Count))
+					}
+					p += fmt.Sprintf(" %g/%g [%s]", s.Sum, s.Count, strings.Join(bs, " "))
+				} else {
+					p += " " + strconv.FormatFloat(s.Value, 'f', -1, 64)
+				}
+				parts = append(parts, p)
+			}
+			got[f.Name] = strings.Join(parts, " | ")
+		}
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s:\n got %v\nwant %v", tc.file, got, tc.want)
+		}
+	}
+}
+
+// TestLabelKeyUnambiguous: label sets that plain concatenation would merge
+// keep distinct keys.
+func TestLabelKeyUnambiguous(t *testing.T) {
+	sets := [][]Label{
+		{{Name: "a", Value: `1",b="2`}},
+		{{Name: "a", Value: "1"}, {Name: "b", Value: "2"}},
+		{{Name: "a", Value: `x\`}, {Name: "b", Value: `"`}},
+		{{Name: "a", Value: `x\",b=\"`}},
+		{{Name: "a", Value: "x\ny"}},
+		{{Name: "a", Value: `x\ny`}},
+		{{Name: "a.b", Value: "1"}},
+		{{Name: `a"=`, Value: "1"}},
+	}
+	seen := map[string]int{}
+	for i, ls := range sets {
+		k := LabelKey(ls)
+		if j, dup := seen[k]; dup {
+			t.Errorf("label sets %d and %d share the key %s", j, i, k)
+		}
+		seen[k] = i
+	}
+	if k := LabelKey([]Label{{Name: "model", Value: `say "hi"`}}); k != `model="say \"hi\""` {
+		t.Errorf("key %s", k)
 	}
 }
