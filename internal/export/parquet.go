@@ -116,12 +116,12 @@ func ServerMetricsParquet(store *servermetrics.Store, sm ServerMetrics) ([]byte,
 				leCount.AppendNull()
 				continue
 			}
-			for j, bound := range s.Bounds {
+			for j := range s.Bounds {
 				row(p.T)
 				value.AppendNull()
 				sum.Append(p.Sum)
 				count.Append(p.Count)
-				le.Append(scrape.FormatBound(bound))
+				le.Append(s.BoundText[j])
 				leCount.Append(p.Buckets[j])
 			}
 		}

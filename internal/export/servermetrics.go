@@ -99,9 +99,10 @@ type histStatsJSON struct {
 	P99       *float64 `json:"p99_estimate,omitempty"`
 }
 
-// buckets is an ordered {"le": count} object, in bound order.
+// buckets is an ordered {"le": count} object, in bound order, each key
+// the bound as the exposition wrote it.
 type buckets struct {
-	bounds []float64
+	bounds []string
 	counts []float64
 }
 
@@ -114,7 +115,7 @@ func (b buckets) MarshalJSON() ([]byte, error) {
 		if i > 0 {
 			out = append(out, ',')
 		}
-		out = strconv.AppendQuote(out, scrape.FormatBound(le))
+		out = strconv.AppendQuote(out, le)
 		out = append(out, ':')
 		out = appendFloat(out, b.counts[i])
 	}
@@ -269,11 +270,11 @@ func seriesToJSON(s servermetrics.SeriesStats, dur float64) seriesJSON {
 			hs.P75, hs.P90, hs.P95, hs.P99 = f64(e[5]), f64(e[6]), f64(e[7]), f64(e[8])
 		}
 		out.Stats = hs
-		out.Buckets = &buckets{bounds: h.Bounds, counts: h.Buckets}
+		out.Buckets = &buckets{bounds: h.BoundText, counts: h.Buckets}
 		for _, sl := range s.Slices {
 			avg := sl.Avg
 			out.Timeslices = append(out.Timeslices, sliceJSON{StartNs: sl.StartNs, EndNs: sl.EndNs, IsComplete: incomplete(sl),
-				Count: &sl.Count, Sum: &sl.Sum, Avg: &avg, Buckets: &buckets{bounds: h.Bounds, counts: sl.Buckets}})
+				Count: &sl.Count, Sum: &sl.Sum, Avg: &avg, Buckets: &buckets{bounds: h.BoundText, counts: sl.Buckets}})
 		}
 	}
 	return out
@@ -480,7 +481,7 @@ func (sw *ScrapeWriter) Write(s *scrape.Snapshot) error {
 					if k > 0 {
 						b = append(b, ',')
 					}
-					b = strconv.AppendQuote(b, scrape.FormatBound(bk.UpperBound))
+					b = strconv.AppendQuote(b, bk.LeText())
 					b = append(b, ':')
 					b = appendFloat(b, bk.Count)
 				}

@@ -2,6 +2,7 @@ package export
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -192,5 +193,55 @@ func TestServerMetricsCSVLabelCollisions(t *testing.T) {
 	wantHead := "metric_type,endpoint_url,metric_name,unit,label_avg,label_label_avg,label_unit,avg,min,max,std,p1,p5,p10,p25,p50,p75,p90,p95,p99"
 	if lines[0] != wantHead || !strings.HasPrefix(lines[1], "gauge,http://a/metrics,g,,x,z,y,1,") || !strings.HasPrefix(lines[2], "gauge,http://a/metrics,g,,x2,z,y,2,") {
 		t.Fatalf("csv:\n%s", got)
+	}
+}
+
+// TestBucketBoundTextInExports: bounds keep the exposition's text from
+// parse to JSON keys, JSONL and Parquet bucket_le (Python's
+// prometheus_client, behind vLLM, writes le="1.0").
+func TestBucketBoundTextInExports(t *testing.T) {
+	st := servermetrics.NewStore()
+	dir := t.TempDir()
+	sw, err := NewScrapeWriter(dir, "s.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		text := fmt.Sprintf("# TYPE h_seconds histogram\nh_seconds_bucket{le=\"0.5\"} %d\nh_seconds_bucket{le=\"1.0\"} %d\nh_seconds_bucket{le=\"+Inf\"} %d\nh_seconds_sum %d\nh_seconds_count %d\n", i, 2*i, 2*i, i, 2*i)
+		fams, err := scrape.Parse(strings.NewReader(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		snap := &scrape.Snapshot{Endpoint: "http://a/metrics", FirstByteNs: int64(i) * sec, Families: fams}
+		st.Add(snap)
+		sw.Write(snap)
+	}
+	sw.Close()
+	w := servermetrics.Window{StartNs: 0, EndNs: 2 * sec}
+	sm := ServerMetrics{Metrics: st.Aggregate(w, stats.BucketLinear{}), Window: w, Successful: []string{"http://a/metrics"}}
+	j, err := ServerMetricsJSON(sm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(j), `"buckets": {`) || !strings.Contains(string(j), `"1.0": 4`) || strings.Contains(string(j), `"1":`) {
+		t.Fatalf("JSON buckets:\n%s", j)
+	}
+	jl, _ := os.ReadFile(filepath.Join(dir, "s.jsonl"))
+	if !strings.Contains(string(jl), `"1.0":4`) {
+		t.Fatalf("JSONL:\n%s", jl)
+	}
+	pq := filepath.Join(dir, "m.parquet")
+	data, err := ServerMetricsParquet(st, sm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(pq, data, 0o644)
+	rows := duckdb(t, "SELECT DISTINCT bucket_le FROM '"+pq+"' ORDER BY bucket_le")
+	var les []string
+	for _, r := range rows {
+		les = append(les, fmt.Sprint(r["bucket_le"]))
+	}
+	if strings.Join(les, " ") != "+Inf 0.5 1.0" {
+		t.Fatalf("Parquet bucket_le %v", les)
 	}
 }

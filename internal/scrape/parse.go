@@ -5,10 +5,12 @@
 package scrape
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	dto "github.com/prometheus/client_model/go"
@@ -35,6 +37,17 @@ type Label struct{ Name, Value string }
 type Bucket struct {
 	UpperBound float64
 	Count      float64
+	// Le is the bound as the exposition wrote it ("1.0", "0.005", "+Inf"),
+	// kept for the exports; empty when built by hand (FormatBound then).
+	Le string
+}
+
+// LeText is the bound's exposition text, or its rendering when unknown.
+func (b Bucket) LeText() string {
+	if b.Le != "" {
+		return b.Le
+	}
+	return FormatBound(b.UpperBound)
 }
 
 // Series is one label set's reading in one scrape.
@@ -66,14 +79,19 @@ type Family struct {
 // Prometheus' Python parser (and so AIPerf) does; summaries and families
 // named *_uptime or *_uptime_* are ignored, as AIPerf ignores them.
 func Parse(r io.Reader) ([]Family, error) {
+	body, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("read Prometheus exposition: %w", err)
+	}
 	parser := expfmt.NewTextParser(model.UTF8Validation)
-	mfs, err := parser.TextToMetricFamilies(r)
+	mfs, err := parser.TextToMetricFamilies(bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("parse Prometheus exposition: %w", err)
 	}
+	les := leTexts(body)
 	fams := make([]Family, 0, len(mfs))
 	for name, mf := range mfs {
-		f, ok := convert(name, mf)
+		f, ok := convert(name, mf, les[name])
 		if ok {
 			fams = append(fams, f)
 		}
@@ -97,13 +115,69 @@ func Parse(r io.Reader) ([]Family, error) {
 	return out, nil
 }
 
+// leTexts finds how the exposition wrote each histogram's bucket bounds:
+// for every "<family>_bucket{…le="<text>"…}" line, family → bound → text
+// (the first text seen for a bound). expfmt keeps only the float, and
+// "1.0" must stay "1.0" in the exports, as AIPerf keeps it.
+func leTexts(body []byte) map[string]map[float64]string {
+	out := map[string]map[float64]string{}
+	for len(body) > 0 {
+		line := body
+		if i := bytes.IndexByte(body, '\n'); i >= 0 {
+			line, body = body[:i], body[i+1:]
+		} else {
+			body = nil
+		}
+		brace := bytes.IndexByte(line, '{')
+		if brace <= 0 || line[0] == '#' {
+			continue
+		}
+		family, ok := bytes.CutSuffix(bytes.TrimSpace(line[:brace]), []byte("_bucket"))
+		if !ok {
+			continue
+		}
+		labels := line[brace:]
+		at := bytes.Index(labels, []byte(`le="`))
+		for at > 0 && labels[at-1] != '{' && labels[at-1] != ',' && labels[at-1] != ' ' {
+			next := bytes.Index(labels[at+1:], []byte(`le="`))
+			if next < 0 {
+				at = -1
+				break
+			}
+			at += 1 + next
+		}
+		if at < 0 {
+			continue
+		}
+		text := labels[at+len(`le="`):]
+		end := bytes.IndexByte(text, '"')
+		if end < 0 {
+			continue
+		}
+		text = text[:end]
+		bound, err := strconv.ParseFloat(string(text), 64)
+		if err != nil {
+			continue
+		}
+		byBound := out[string(family)]
+		if byBound == nil {
+			byBound = map[float64]string{}
+			out[string(family)] = byBound
+		}
+		if _, seen := byBound[bound]; !seen {
+			byBound[bound] = string(text)
+		}
+	}
+	return out
+}
+
 // skipped reports a family AIPerf leaves out whole: uptimes (a clock, not a
 // measure of the load) like _created timestamps.
 func skipped(name string) bool {
 	return strings.HasSuffix(name, "_uptime") || strings.Contains(name, "_uptime_")
 }
 
-func convert(name string, mf *dto.MetricFamily) (Family, bool) {
+func convert(name string, mf *dto.MetricFamily, les map[float64]string) (Family, bool) {
 	if skipped(name) {
 		return Family{}, false
 	}
@@ -149,11 +223,11 @@ func convert(name string, mf *dto.MetricFamily) (Family, bool) {
 				if b.CumulativeCountFloat != nil {
 					c = b.GetCumulativeCountFloat()
 				}
-				s.Buckets = append(s.Buckets, Bucket{UpperBound: b.GetUpperBound(), Count: c})
+				s.Buckets = append(s.Buckets, Bucket{UpperBound: b.GetUpperBound(), Count: c, Le: les[b.GetUpperBound()]})
 			}
 			sort.Slice(s.Buckets, func(i, j int) bool { return s.Buckets[i].UpperBound < s.Buckets[j].UpperBound })
 			if n := len(s.Buckets); n == 0 || !math.IsInf(s.Buckets[n-1].UpperBound, 1) {
-				s.Buckets = append(s.Buckets, Bucket{UpperBound: math.Inf(1), Count: s.Count})
+				s.Buckets = append(s.Buckets, Bucket{UpperBound: math.Inf(1), Count: s.Count, Le: "+Inf"})
 			}
 			if !histogramFinite(s) {
 				f.NonFinite++ // the whole label set, for this scrape

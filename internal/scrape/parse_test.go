@@ -41,7 +41,7 @@ func TestParse(t *testing.T) {
 		t.Fatalf("labels %s", k)
 	}
 	h := got["vllm:time_to_first_token_seconds"].Series[0]
-	wantB := []Bucket{{0.01, 145}, {0.1, 1498}, {math.Inf(1), 1500}}
+	wantB := []Bucket{{0.01, 145, "0.01"}, {0.1, 1498, "0.1"}, {math.Inf(1), 1500, "+Inf"}}
 	if !reflect.DeepEqual(h.Buckets, wantB) || h.Sum != 32.456 || h.Count != 1500 {
 		t.Fatalf("histogram %+v", h)
 	}
@@ -196,5 +196,30 @@ func TestLabelKeyUnambiguous(t *testing.T) {
 	}
 	if k := LabelKey([]Label{{Name: "model", Value: `say "hi"`}}); k != `model="say \"hi\""` {
 		t.Errorf("key %s", k)
+	}
+}
+
+// TestBucketBoundsKeepTheirText: le="1.0" stays "1.0" (AIPerf keeps the
+// exposition's text), sorted numerically; a label value that merely
+// contains le="…" is not taken for the bound.
+func TestBucketBoundsKeepTheirText(t *testing.T) {
+	text := `# TYPE h histogram
+h_bucket{route="x le=\"9\"",le="10.0"} 3
+h_bucket{route="x le=\"9\"",le="2.50"} 2
+h_bucket{route="x le=\"9\"",le="1.0"} 1
+h_bucket{route="x le=\"9\"",le="+Inf"} 4
+h_sum{route="x le=\"9\""} 20
+h_count{route="x le=\"9\""} 4
+`
+	fams, err := Parse(strings.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, b := range fams[0].Series[0].Buckets {
+		got = append(got, b.LeText())
+	}
+	if want := []string{"1.0", "2.50", "10.0", "+Inf"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("bounds %v, want %v", got, want)
 	}
 }

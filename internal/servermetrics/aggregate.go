@@ -75,6 +75,8 @@ type RateStats struct{ Avg, Min, Max, Std float64 }
 type HistStats struct {
 	Count, Sum float64
 	Bounds     []float64
+	// BoundText are the bounds as the exposition wrote them.
+	BoundText []string
 	// Buckets are the cumulative bucket deltas aligned with Bounds; nil when
 	// a counter reset was detected.
 	Buckets []float64
@@ -245,7 +247,7 @@ func histDelta(s *Series, from, to int) (count, sum float64, buckets []float64) 
 }
 
 func histStats(s *Series, ref, last int, est Estimator, qs []float64) *HistStats {
-	h := &HistStats{Bounds: s.Bounds}
+	h := &HistStats{Bounds: s.Bounds, BoundText: s.BoundText}
 	count, sum, buckets := histDelta(s, ref, last)
 	if count < 0 {
 		h.Reset = true

@@ -29,7 +29,10 @@ type Series struct {
 	// per sample, aligned with Bounds.
 	Sum, Count []float64
 	Bounds     []float64
-	B          [][]float64
+	// BoundText are the bounds as the exposition wrote them ("1.0"), for
+	// the exports.
+	BoundText []string
+	B         [][]float64
 	// rows is where B's next rows are carved from: a series' consecutive
 	// rows share one allocation, so scanning them in order (estimators fit
 	// every scrape interval) reads memory in sequence.
@@ -110,8 +113,9 @@ func (st *Store) Add(snap *scrape.Snapshot) {
 func alignBuckets(s *Series, b []scrape.Bucket) []float64 {
 	if s.Bounds == nil {
 		s.Bounds = make([]float64, len(b))
+		s.BoundText = make([]string, len(b))
 		for i, x := range b {
-			s.Bounds[i] = x.UpperBound
+			s.Bounds[i], s.BoundText[i] = x.UpperBound, x.LeText()
 		}
 	}
 	out := s.newRow()
