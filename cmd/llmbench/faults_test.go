@@ -221,3 +221,38 @@ func checkExportsValid(t *testing.T, dir string) {
 		}
 	}
 }
+
+// TestServerRestartMidRun: the simulated server restarts its metrics (a
+// reset of every counter) during profiling. Each reset series is warned
+// about once, and its total counts across the reset: more than nothing,
+// never more than the run generated.
+func TestServerRestartMidRun(t *testing.T) {
+	t.Setenv("AIPERF_SERVER_METRICS_COLLECTION_INTERVAL", "0.05")
+	t.Setenv("AIPERF_SERVER_METRICS_COLLECTION_FLUSH_PERIOD", "0")
+	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"llmbench", "profile", "-m", "m", "--streaming", "--concurrency", "2", "--request-count", "24", "--osl", "10",
+		"--mock-ttft-ms", "5", "--mock-itl-ms", "5", "--mock-metrics-reset-after", "4",
+		"--artifact-dir", dir, "--ui-type", "none"}, &stdout, &stderr)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if n := strings.Count(stderr.String(), "WARNING  Server metric vllm:generation_tokens{"); n != 1 {
+		t.Fatalf("%d reset warnings for vllm:generation_tokens, want 1:\n%s", n, stderr.String())
+	}
+	raw, _ := os.ReadFile(filepath.Join(dir, "server_metrics_export.json"))
+	var doc struct {
+		Metrics map[string]struct {
+			Series []struct {
+				Stats map[string]float64 `json:"stats"`
+			} `json:"series"`
+		} `json:"metrics"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	total := doc.Metrics["vllm:generation_tokens"].Series[0].Stats["total"]
+	if total <= 0 || total > 240 {
+		t.Fatalf("generation tokens total %v across the restart, want within (0, 240]", total)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"maps"
 	"net/url"
+	"time"
 
 	"github.com/llmbench/llmbench/internal/config"
 	"github.com/llmbench/llmbench/internal/export"
@@ -25,6 +26,7 @@ type serverMetrics struct {
 	collector *scrape.Collector
 	jsonl     *export.ScrapeWriter
 	jsonlErr  error
+	log       io.Writer
 }
 
 // startServerMetrics scrapes the --url server's /metrics and every
@@ -50,7 +52,7 @@ func startServerMetrics(ctx context.Context, p config.Profile, baseURL, dir stri
 	}
 	urls = append(urls, cfg.URLs...)
 	maps.Copy(users, cfg.Users)
-	sm := &serverMetrics{cfg: cfg, names: export.ServerMetricsFiles(p.Output.ExportPrefix), store: servermetrics.NewStore()}
+	sm := &serverMetrics{cfg: cfg, names: export.ServerMetricsFiles(p.Output.ExportPrefix), store: servermetrics.NewStore(), log: log}
 	if cfg.HasFormat(config.FormatJSONL) {
 		w, err := export.NewScrapeWriter(dir, sm.names("jsonl"))
 		if err != nil {
@@ -64,6 +66,24 @@ func startServerMetrics(ctx context.Context, p config.Profile, baseURL, dir stri
 	})
 	sm.collector.Start(ctx)
 	return sm, nil
+}
+
+// warnResets says, once per series, that a counter or histogram was reset
+// during the run and how its increase was counted.
+func warnResets(log io.Writer, metrics []servermetrics.Metric) {
+	for _, m := range metrics {
+		for _, s := range m.Series {
+			if len(s.Resets) == 0 {
+				continue
+			}
+			labels := ""
+			if len(s.Labels) > 0 {
+				labels = "{" + scrape.LabelKey(s.Labels) + "}"
+			}
+			fmt.Fprintf(log, "WARNING  Server metric %s%s on %s was reset %d time(s) during the run, first at %s (a server restart?); its increase is counted across the reset, as Prometheus' increase() does.\n",
+				m.Name, labels, s.Endpoint, len(s.Resets), time.Unix(0, s.Resets[0]).UTC().Format("15:04:05.000 UTC"))
+		}
+	}
 }
 
 // estimatorNamed maps --histogram-estimator to its implementation.
@@ -119,6 +139,7 @@ func (sm *serverMetrics) export(dir string, win *window, base export.ServerMetri
 		store = servermetrics.NewStore()
 	}
 	base.Metrics = store.Aggregate(w, estimatorNamed(sm.cfg.HistogramEstimator))
+	warnResets(sm.log, base.Metrics)
 	base.Window, base.Start, base.End = w, start, end
 
 	var files []string

@@ -45,10 +45,14 @@ type Metric struct {
 type SeriesStats struct {
 	Endpoint string
 	Labels   []scrape.Label
-	Gauge    *GaugeStats
-	Counter  *CounterStats
-	Hist     *HistStats
-	Slices   []Slice
+	// Resets are the times (wall ns) a counter or histogram dropped between
+	// the reference and the final scrape (a server restart); its increase
+	// is counted across them.
+	Resets  []int64
+	Gauge   *GaugeStats
+	Counter *CounterStats
+	Hist    *HistStats
+	Slices  []Slice
 }
 
 // GaugeStats summarise a gauge's (or unknown metric's) samples.
@@ -77,12 +81,10 @@ type HistStats struct {
 	Bounds     []float64
 	// BoundText are the bounds as the exposition wrote them.
 	BoundText []string
-	// Buckets are the cumulative bucket deltas aligned with Bounds; nil when
-	// a counter reset was detected.
+	// Buckets are the cumulative bucket deltas aligned with Bounds.
 	Buckets []float64
 	// Estimates are the percentile estimates at stats.Percentiles.
 	Estimates [len(stats.Percentiles)]float64
-	Reset     bool
 }
 
 // Slice is one time window's statistics; which fields apply depends on the
@@ -168,6 +170,12 @@ func (st *Store) aggregateSeries(s *Series, w Window, est Estimator, qs []float6
 		return out, false
 	}
 	last := len(s.T) - 1
+	s, resets := resetCorrected(s)
+	for _, t := range resets {
+		if (ref < 0 || t > s.T[ref]) && t <= s.T[last] {
+			out.Resets = append(out.Resets, t)
+		}
+	}
 	switch s.Type {
 	case scrape.Gauge, scrape.Unknown:
 		lo, hi := first, first
@@ -186,6 +194,7 @@ func (st *Store) aggregateSeries(s *Series, w Window, est Estimator, qs []float6
 			}
 			return s.V[i]
 		}
+		// Monotone after resetCorrected; the clamp only guards rounding.
 		total := math.Max(0, at(last)-at(ref))
 		c := &CounterStats{Total: total}
 		if d := w.DurationSeconds(); d > 0 {
@@ -222,6 +231,85 @@ func gaugeStats(v []float64) *GaugeStats {
 	return g
 }
 
+// resetCorrected returns s with its counter values, or its histogram count,
+// sum and buckets, made cumulative across resets as Prometheus' increase()
+// does: where a value drops (a server restart), the new value is the
+// increase since the reset. This goes beyond the seed's "clamp to 0", which
+// only keeps totals from going negative and loses everything counted before
+// the drop; and totals, rates, time slices, Parquet deltas and histogram
+// estimates all read the same corrected series, so they agree. A histogram
+// resets when its count or any bucket drops (its sum may fall on its own
+// with negative observations). s itself is returned when nothing dropped;
+// resets are the times of the drops.
+func resetCorrected(s *Series) (*Series, []int64) {
+	switch s.Type {
+	case scrape.Counter:
+		var resets []int64
+		var out []float64
+		for k := 1; k < len(s.V); k++ {
+			if s.V[k] >= s.V[k-1] {
+				if out != nil {
+					out[k] = out[k-1] + s.V[k] - s.V[k-1]
+				}
+				continue
+			}
+			if out == nil {
+				out = make([]float64, len(s.V))
+				copy(out, s.V[:k])
+			}
+			out[k] = out[k-1] + s.V[k]
+			resets = append(resets, s.T[k])
+		}
+		if out == nil {
+			return s, nil
+		}
+		c := *s
+		c.V = out
+		return &c, resets
+	case scrape.Histogram:
+		var resets []int64
+		var c *Series
+		for k := 1; k < len(s.Count); k++ {
+			dropped := s.Count[k] < s.Count[k-1]
+			for i := 0; !dropped && i < len(s.Bounds); i++ {
+				dropped = s.B[k][i] < s.B[k-1][i]
+			}
+			if dropped && c == nil {
+				c = &Series{}
+				*c = *s
+				c.Count = append([]float64(nil), s.Count...)
+				c.Sum = append([]float64(nil), s.Sum...)
+				c.B = make([][]float64, len(s.B))
+				for i := range s.B {
+					c.B[i] = append([]float64(nil), s.B[i]...)
+				}
+			}
+			if c == nil {
+				continue
+			}
+			if dropped {
+				resets = append(resets, s.T[k])
+				c.Count[k] = c.Count[k-1] + s.Count[k]
+				c.Sum[k] = c.Sum[k-1] + s.Sum[k]
+				for i := range s.Bounds {
+					c.B[k][i] = c.B[k-1][i] + s.B[k][i]
+				}
+				continue
+			}
+			c.Count[k] = c.Count[k-1] + s.Count[k] - s.Count[k-1]
+			c.Sum[k] = c.Sum[k-1] + s.Sum[k] - s.Sum[k-1]
+			for i := range s.Bounds {
+				c.B[k][i] = c.B[k-1][i] + s.B[k][i] - s.B[k-1][i]
+			}
+		}
+		if c == nil {
+			return s, nil
+		}
+		return c, resets
+	}
+	return s, nil
+}
+
 // histDelta is a histogram's change from sample `from` (-1: zero) to sample
 // `to`: count and sum (unclamped, so a reset shows as a negative count)
 // and per-bucket cumulative deltas clamped at 0.
@@ -249,10 +337,6 @@ func histDelta(s *Series, from, to int) (count, sum float64, buckets []float64) 
 func histStats(s *Series, ref, last int, est Estimator, qs []float64) *HistStats {
 	h := &HistStats{Bounds: s.Bounds, BoundText: s.BoundText}
 	count, sum, buckets := histDelta(s, ref, last)
-	if count < 0 {
-		h.Reset = true
-		return h
-	}
 	h.Count, h.Sum, h.Buckets = count, sum, buckets
 	if count > 0 {
 		e := est.Quantiles(histSeries(s, ref, last), qs)
@@ -437,6 +521,7 @@ func (st *Store) Points(w Window, fn func(f Family, s *Series, pts []Point)) {
 		if !ok {
 			continue
 		}
+		s, _ = resetCorrected(s)
 		pts = pts[:0]
 		for i := first; i < len(s.T); i++ {
 			p := Point{T: s.T[i]}

@@ -107,9 +107,11 @@ func TestAggregate(t *testing.T) {
 		t.Errorf("rate stats %+v", r)
 	}
 
-	// A counter that fell below its reference (a restart) is clamped to 0.
-	if _, r := find(t, ms, "r_requests"); r.Counter.Total != 0 || r.Counter.Rate != 0 {
-		t.Errorf("reset counter %+v", r.Counter)
+	// A counter that restarted (100 → 5 at 2 s) counts its increase across
+	// the reset: from the reference 100, 5 + 0 + 1 + 1 + 0 + 1 = 8 over the
+	// 4 s window (the old clamp said 0).
+	if _, r := find(t, ms, "r_requests"); r.Counter.Total != 8 || r.Counter.Rate != 2 || len(r.Resets) != 1 || r.Resets[0] != 2*sec {
+		t.Errorf("reset counter %+v, resets %v", r.Counter, r.Resets)
 	}
 	// A series born mid-run counts from zero.
 	if _, n := find(t, ms, "n_errors"); n.Counter.Total != 9 {
@@ -170,13 +172,56 @@ func TestHistogramResetAndEmpty(t *testing.T) {
 	add(0, 50)
 	add(2*sec, 50)
 	ms := st.Aggregate(Window{StartNs: sec, EndNs: 3 * sec}, stats.BucketLinear{})
-	if h := ms[0].Series[0].Hist; h.Count != 0 || h.Reset || len(h.Buckets) != 2 || h.Buckets[0] != 0 {
+	if h := ms[0].Series[0].Hist; h.Count != 0 || len(h.Buckets) != 2 || h.Buckets[0] != 0 {
 		t.Fatalf("idle histogram %+v", h)
 	}
-	add(4*sec, 3) // restarted
+	add(4*sec, 3) // restarted, and 3 observed since
 	ms = st.Aggregate(Window{StartNs: sec, EndNs: 5 * sec}, stats.BucketLinear{})
-	if h := ms[0].Series[0].Hist; !h.Reset || h.Count != 0 || h.Buckets != nil {
-		t.Fatalf("reset histogram %+v", h)
+	if se := ms[0].Series[0]; se.Hist.Count != 3 || se.Hist.Sum != 3 || se.Hist.Buckets[0] != 3 || len(se.Resets) != 1 || se.Resets[0] != 4*sec {
+		t.Fatalf("reset histogram %+v, resets %v: want the 3 observed since the reset", se.Hist, se.Resets)
+	}
+}
+
+// TestCounterResetsCountedPiecewise: 10, 15, 3 (reset), 8, 2 (reset), 6
+// increases by 5 + 3 + 5 + 2 + 4 = 19, as Prometheus' increase() counts
+// it; the old clamp said max(0, 6 − 10) = 0. Totals, rates, time slices
+// and Parquet points read the same corrected values, so they agree.
+func TestCounterResetsCountedPiecewise(t *testing.T) {
+	st := NewStore()
+	for i, v := range []float64{10, 15, 3, 8, 2, 6} {
+		st.Add(&scrape.Snapshot{Endpoint: ep, FirstByteNs: int64(i) * sec, Families: []scrape.Family{
+			{Name: "c", Type: scrape.Counter, Series: []scrape.Series{{Value: v}}}}})
+	}
+	w := Window{StartNs: sec / 2, EndNs: 5 * sec, SliceNs: sec}
+	ms := st.Aggregate(w, stats.BucketLinear{})
+	se := ms[0].Series[0]
+	if se.Counter.Total != 19 || math.Abs(se.Counter.Rate-19/4.5) > 1e-12 {
+		t.Fatalf("total %v rate %v, want 19 and 19/4.5", se.Counter.Total, se.Counter.Rate)
+	}
+	if len(se.Resets) != 2 || se.Resets[0] != 2*sec || se.Resets[1] != 4*sec {
+		t.Fatalf("resets %v, want at 2 s and 4 s", se.Resets)
+	}
+	sliced := 0.0
+	for _, sl := range se.Slices {
+		if sl.Total < 0 {
+			t.Fatalf("negative slice %+v", sl)
+		}
+		sliced += sl.Total
+	}
+	if sliced != 19 {
+		t.Fatalf("slices add up to %v, want 19: %+v", sliced, se.Slices)
+	}
+	var last float64
+	st.Points(w, func(f Family, s *Series, pts []Point) {
+		for i := 1; i < len(pts); i++ {
+			if pts[i].Value < pts[i-1].Value {
+				t.Fatalf("Parquet cumulative delta decreases: %+v", pts)
+			}
+		}
+		last = pts[len(pts)-1].Value
+	})
+	if last != 19 {
+		t.Fatalf("last Parquet cumulative delta %v, want 19", last)
 	}
 }
 
@@ -300,29 +345,33 @@ func TestCounterResetFromServer(t *testing.T) {
 	}
 	c.Checkpoint(context.Background(), time.Minute) // scrape 2, the reference: 15 tokens
 	start := clock.Wall(clock.Now())
-	c.Finish(context.Background(), context.Background()) // scrape 3: restarted, 0 tokens
+	c.Checkpoint(context.Background(), time.Minute) // scrape 3: restarted, 0 tokens
+	for range 4 {
+		resp, err := http.Post(url+"/v1/completions", "application/json", bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	c.Finish(context.Background(), context.Background()) // scrape 4: 20 tokens since the restart
 	ms := st.Aggregate(Window{StartNs: start, EndNs: clock.Wall(clock.Now())}, stats.BucketLinear{})
 	_, gen := find(t, ms, "vllm:generation_tokens")
-	if gen.Counter.Total != 0 {
-		t.Fatalf("generation tokens total %v across a reset, want 0 (clamped)", gen.Counter.Total)
+	// 15 → 0 (restart) → 20: an increase of 0 + 20; the old clamp said 20 − 15 = 5.
+	if gen.Counter.Total != 20 || len(gen.Resets) != 1 {
+		t.Fatalf("generation tokens total %v with resets %v, want 20 and one reset", gen.Counter.Total, gen.Resets)
 	}
-	// Without the reset the same window would count nothing either; check
-	// the reference really held the 15 tokens, so the clamp was exercised.
-	var ref float64
+	var values []float64
 	st.Each(func(f Family, s *Series) {
 		if s.Name == "vllm:generation_tokens" {
-			ref = s.V[1]
-			if last := s.V[len(s.V)-1]; last != 0 {
-				t.Fatalf("final scrape shows %v tokens, want 0 after the restart", last)
-			}
+			values = s.V
 		}
 	})
-	if ref != 15 {
-		t.Fatalf("reference scrape shows %v tokens, want 15", ref)
+	if len(values) != 4 || values[1] != 15 || values[2] != 0 || values[3] != 20 {
+		t.Fatalf("scraped values %v, want [0 15 0 20]", values)
 	}
 	_, e2e := find(t, ms, "vllm:e2e_request_latency_seconds")
-	if !e2e.Hist.Reset || e2e.Hist.Buckets != nil {
-		t.Fatalf("histogram %+v, want a detected reset", e2e.Hist)
+	if e2e.Hist.Count != 4 || len(e2e.Resets) != 1 {
+		t.Fatalf("histogram %+v with resets %v, want the 4 requests since the restart", e2e.Hist, e2e.Resets)
 	}
 }
 
