@@ -5,12 +5,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/llmbench/llmbench/internal/duckdbtest"
 	"github.com/llmbench/llmbench/internal/mockserver"
 )
 
@@ -377,6 +380,12 @@ func TestProfileServerMetricsTwoEndpoints(t *testing.T) {
 	csv, _ := os.ReadFile(filepath.Join(dir, "run1_server_metrics.csv"))
 	if !bytes.Contains(csv, []byte("counter,"+sgURL+"/metrics,sglang:generation_tokens,tokens,")) {
 		t.Fatalf("csv lacks the sglang counter:\n%s", csv)
+	}
+	// The Parquet gauge rows are the samples the JSON statistics used.
+	running := doc.Metrics["vllm:num_requests_running"].Series[0].Stats["avg"]
+	rows := duckdbtest.Query(t, "SELECT AVG(value) AS a FROM read_parquet('"+filepath.Join(dir, "run1_server_metrics.parquet")+"') WHERE metric_name = 'vllm:num_requests_running'")
+	if got, _ := strconv.ParseFloat(fmt.Sprint(rows[0]["a"]), 64); math.Abs(got-running) > 1e-9*math.Max(1, running) {
+		t.Fatalf("DuckDB AVG %v, JSON stats.avg %v", rows[0]["a"], running)
 	}
 }
 

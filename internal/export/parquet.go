@@ -40,7 +40,11 @@ func ServerMetricsParquet(store *servermetrics.Store, sm ServerMetrics) ([]byte,
 	w := sm.Window
 	labelSet := map[string]bool{}
 	metricTypes := map[string]string{}
-	store.Points(w, func(f servermetrics.Family, s *servermetrics.Series, _ []servermetrics.Point) {
+	lastRowNs := w.EndNs
+	store.Points(w, func(f servermetrics.Family, s *servermetrics.Series, pts []servermetrics.Point) {
+		if n := len(pts); n > 0 && pts[n-1].T > lastRowNs {
+			lastRowNs = pts[n-1].T
+		}
 		metricTypes[f.Name] = string(f.Type)
 		for _, l := range s.Labels {
 			if !parquetReserved[l.Name] {
@@ -67,7 +71,7 @@ func ServerMetricsParquet(store *servermetrics.Store, sm ServerMetrics) ([]byte,
 	}
 	fields = append(fields, f64("value"), f64("sum"), f64("count"), str("bucket_le", true), f64("bucket_count"))
 
-	meta := parquetMetadata(sm, labels, metricTypes)
+	meta := parquetMetadata(sm, labels, metricTypes, lastRowNs)
 	schema := arrow.NewSchema(fields, &meta)
 	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
 	defer b.Release()
@@ -152,7 +156,7 @@ func appendOptString(b *array.StringBuilder, s string) {
 	b.Append(s)
 }
 
-func parquetMetadata(sm ServerMetrics, labels []string, metricTypes map[string]string) arrow.Metadata {
+func parquetMetadata(sm ServerMetrics, labels []string, metricTypes map[string]string, lastRowNs int64) arrow.Metadata {
 	j := func(v any) string {
 		b, _ := json.Marshal(v)
 		return string(b)
@@ -163,13 +167,14 @@ func parquetMetadata(sm ServerMetrics, labels []string, metricTypes map[string]s
 	}
 	host, _ := os.Hostname()
 	kv := map[string]string{
-		"aiperf.schema_version":             ParquetSchemaVersion,
-		"aiperf.version":                    sm.Version,
-		"aiperf.benchmark_id":               sm.BenchmarkID,
-		"aiperf.exporter":                   "ServerMetricsParquetExporter", // AIPerf's class name, which readers check
-		"aiperf.export_timestamp_utc":       time.Now().UTC().Format(time.RFC3339Nano),
-		"aiperf.time_filter_start_ns":       strconv.FormatInt(sm.Window.StartNs, 10),
-		"aiperf.time_filter_end_ns":         strconv.FormatInt(sm.Window.EndNs, 10),
+		"aiperf.schema_version":       ParquetSchemaVersion,
+		"aiperf.version":              sm.Version,
+		"aiperf.benchmark_id":         sm.BenchmarkID,
+		"aiperf.exporter":             "ServerMetricsParquetExporter", // AIPerf's class name, which readers check
+		"aiperf.export_timestamp_utc": time.Now().UTC().Format(time.RFC3339Nano),
+		"aiperf.time_filter_start_ns": strconv.FormatInt(sm.Window.StartNs, 10),
+		// The rows run to the final scrape, which counter totals include.
+		"aiperf.time_filter_end_ns":         strconv.FormatInt(lastRowNs, 10),
 		"aiperf.profiling_duration_ns":      strconv.FormatInt(sm.Window.EndNs-sm.Window.StartNs, 10),
 		"aiperf.profiling_duration_seconds": strconv.FormatFloat(sm.Window.DurationSeconds(), 'f', -1, 64),
 		"aiperf.endpoint_urls":              j(nonNil(sm.Successful)),

@@ -5,12 +5,14 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/llmbench/llmbench/internal/duckdbtest"
 	"github.com/llmbench/llmbench/internal/scrape"
 	"github.com/llmbench/llmbench/internal/servermetrics"
+	"github.com/llmbench/llmbench/internal/stats"
 )
 
 // duckdb runs sql with DuckDB, the independent Parquet reader.
@@ -68,14 +70,15 @@ func TestParquetReadByDuckDB(t *testing.T) {
 		t.Fatalf("types %v", cols)
 	}
 
-	// Counter: deltas from the t=0 reference (10): 5 then 12. Gauge raw.
+	// Counter: the t=0 reference row (delta 0), then deltas from it (10):
+	// 5 then 12. Gauge raw, inside the window only.
 	rows := duckdb(t, "SELECT metric_name, metric_type, unit, timestamp_ns, value FROM read_parquet('"+a+"') WHERE metric_type <> 'histogram' ORDER BY metric_name, timestamp_ns")
 	got := []string{}
 	for _, r := range rows {
 		unit, _ := r["unit"].(string)
 		got = append(got, r["metric_name"].(string)+"|"+unit+"|"+r["timestamp_ns"].(string)+"|"+jsonNum(r["value"]))
 	}
-	wantRows := []string{"c_tokens|tokens|1000000000|5", "c_tokens|tokens|2000000000|12", "g_running||1000000000|1.5", "g_running||2000000000|2.2"}
+	wantRows := []string{"c_tokens|tokens|0|0", "c_tokens|tokens|1000000000|5", "c_tokens|tokens|2000000000|12", "g_running||1000000000|1.5", "g_running||2000000000|2.2"}
 	if strings.Join(got, " ") != strings.Join(wantRows, " ") {
 		t.Fatalf("rows %v\nwant %v", got, wantRows)
 	}
@@ -85,9 +88,28 @@ func TestParquetReadByDuckDB(t *testing.T) {
 	for _, r := range rows {
 		got = append(got, r["timestamp_ns"].(string)+"|"+r["bucket_le"].(string)+"|"+jsonNum(r["bucket_count"])+"|"+jsonNum(r["count"])+"|"+jsonNum(r["sum"])+"|"+jsonNum(r["value"]))
 	}
-	wantRows = []string{"1000000000|0.5|5|5|5|null", "1000000000|+Inf|5|5|5|null", "2000000000|0.5|12|12|12|null", "2000000000|+Inf|12|12|12|null"}
+	wantRows = []string{"0|0.5|0|0|0|null", "0|+Inf|0|0|0|null", "1000000000|0.5|5|5|5|null", "1000000000|+Inf|5|5|5|null", "2000000000|0.5|12|12|12|null", "2000000000|+Inf|12|12|12|null"}
 	if strings.Join(got, " ") != strings.Join(wantRows, " ") {
 		t.Fatalf("histogram rows %v\nwant %v", got, wantRows)
+	}
+
+	// The gauge rows are exactly the samples its statistics use: DuckDB's
+	// AVG equals the JSON stats.avg ((1.5 + 2.2) / 2), and every row but a
+	// counter's or histogram's reference lies inside the time filter.
+	w := servermetrics.Window{StartNs: sec / 2, EndNs: 2 * sec}
+	var jsonAvg float64
+	for _, m := range parquetStore("http://a/metrics", nil).Aggregate(w, stats.BucketLinear{}) {
+		if m.Name == "g_running" {
+			jsonAvg = m.Series[0].Gauge.Avg
+		}
+	}
+	avg := duckdb(t, "SELECT AVG(value) AS a FROM read_parquet('"+a+"') WHERE metric_name = 'g_running'")
+	if got := jsonNum(avg[0]["a"]); got != strconv.FormatFloat(jsonAvg, 'f', -1, 64) || jsonAvg != 1.85 {
+		t.Fatalf("DuckDB AVG(value) %s, JSON stats.avg %v, want both 1.85", got, jsonAvg)
+	}
+	outside := duckdb(t, "SELECT metric_name, count(*) AS n FROM read_parquet('"+a+"') WHERE timestamp_ns < 500000000 OR timestamp_ns > 2000000000 GROUP BY metric_name ORDER BY metric_name")
+	if len(outside) != 2 || outside[0]["metric_name"] != "c_tokens" || jsonNum(outside[0]["n"]) != "1" || outside[1]["metric_name"] != "h_seconds" || jsonNum(outside[1]["n"]) != "2" {
+		t.Fatalf("rows outside the filter %v, want only the counter's and the histogram's reference", outside)
 	}
 
 	meta := duckdb(t, "SELECT decode(key) AS k, decode(value) AS v FROM parquet_kv_metadata('"+a+"')")
@@ -118,8 +140,8 @@ func TestParquetReadByDuckDB(t *testing.T) {
 	b := filepath.Join(dir, "b.parquet")
 	writeParquet(t, parquetStore("http://b/metrics", []scrape.Label{{Name: "tp_rank", Value: "0"}}), b, "http://b/metrics")
 	rows = duckdb(t, "SELECT endpoint_url, count(*) AS n, count(model_name) AS with_model, count(tp_rank) AS with_rank FROM read_parquet(['"+a+"', '"+b+"'], union_by_name=true) GROUP BY endpoint_url ORDER BY endpoint_url")
-	if len(rows) != 2 || jsonNum(rows[0]["n"]) != "8" || jsonNum(rows[0]["with_model"]) != "8" || jsonNum(rows[0]["with_rank"]) != "0" ||
-		jsonNum(rows[1]["with_model"]) != "0" || jsonNum(rows[1]["with_rank"]) != "8" {
+	if len(rows) != 2 || jsonNum(rows[0]["n"]) != "11" || jsonNum(rows[0]["with_model"]) != "11" || jsonNum(rows[0]["with_rank"]) != "0" ||
+		jsonNum(rows[1]["with_model"]) != "0" || jsonNum(rows[1]["with_rank"]) != "11" {
 		t.Fatalf("union_by_name rows %v", rows)
 	}
 }

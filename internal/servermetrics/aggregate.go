@@ -178,13 +178,7 @@ func (st *Store) aggregateSeries(s *Series, w Window, est Estimator, qs []float6
 	}
 	switch s.Type {
 	case scrape.Gauge, scrape.Unknown:
-		lo, hi := first, first
-		for hi < len(s.T) && s.T[hi] <= w.EndNs {
-			hi++
-		}
-		if hi == lo { // nothing inside the window: use what came after it
-			hi = len(s.T)
-		}
+		lo, hi := gaugeRange(s, w, first)
 		out.Gauge = gaugeStats(s.V[lo:hi])
 		out.Slices = gaugeSlices(s, w)
 	case scrape.Counter:
@@ -507,10 +501,25 @@ type Point struct {
 	Buckets    []float64
 }
 
-// Points calls fn for every series (sorted) with its samples from the
-// window start to the final scrape, normalised as the Parquet schema says:
-// gauges raw; counters and histograms as cumulative deltas from the same
-// reference the aggregate statistics use, negative deltas clamped to 0.
+// gaugeRange is the samples [lo, hi) a gauge's statistics use: those inside
+// the window, or, when none is (a window shorter than the scrape
+// interval), the ones after it.
+func gaugeRange(s *Series, w Window, first int) (lo, hi int) {
+	lo, hi = first, first
+	for hi < len(s.T) && s.T[hi] <= w.EndNs {
+		hi++
+	}
+	if hi == lo {
+		hi = len(s.T)
+	}
+	return lo, hi
+}
+
+// Points calls fn for every series (sorted) with exactly the samples its
+// statistics use, normalised as the Parquet schema says: a gauge's
+// samples raw (so their average is stats.avg); a counter's or histogram's
+// reference sample (delta 0) and every sample from the window start to the
+// final scrape, as cumulative deltas from that reference, across resets.
 func (st *Store) Points(w Window, fn func(f Family, s *Series, pts []Point)) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -523,7 +532,16 @@ func (st *Store) Points(w Window, fn func(f Family, s *Series, pts []Point)) {
 		}
 		s, _ = resetCorrected(s)
 		pts = pts[:0]
-		for i := first; i < len(s.T); i++ {
+		from, to := first, len(s.T)
+		switch s.Type {
+		case scrape.Gauge, scrape.Unknown:
+			from, to = gaugeRange(s, w, first)
+		default:
+			if ref >= 0 {
+				from = ref // the reference row
+			}
+		}
+		for i := from; i < to; i++ {
 			p := Point{T: s.T[i]}
 			switch s.Type {
 			case scrape.Gauge, scrape.Unknown:
