@@ -29,9 +29,12 @@ func watchInterrupt(ctx context.Context, onStop func()) (stop func()) {
 // stoppingMessage tells a person who pressed Ctrl-C what the run still
 // waits for, and how to stop waiting.
 func stoppingMessage(inFlight int64, sm *serverMetrics, scrapeTimeout time.Duration) string {
-	var parts []string
+	// The count races with the cancellation itself (requests end as this
+	// is printed), so the step is always named and the number added when
+	// there still is one.
+	parts := []string{"cancelling the requests in flight"}
 	if inFlight > 0 {
-		parts = append(parts, fmt.Sprintf("cancelling %d requests in flight", inFlight))
+		parts[0] = fmt.Sprintf("cancelling the requests in flight (%d)", inFlight)
 	}
 	if sm != nil {
 		if live := sm.collector.Live(); len(live) > 0 {

@@ -43,8 +43,12 @@ func TestInvalidWarningOnlyAboveHalf(t *testing.T) {
 }
 
 func TestStoppingMessage(t *testing.T) {
-	got := stoppingMessage(3, nil, 0)
-	if got != "stopping: cancelling 3 requests in flight; writing the artifacts; press Ctrl-C again to stop now" {
-		t.Fatalf("%q", got)
+	for n, want := range map[int64]string{
+		3: "stopping: cancelling the requests in flight (3); writing the artifacts; press Ctrl-C again to stop now",
+		0: "stopping: cancelling the requests in flight; writing the artifacts; press Ctrl-C again to stop now",
+	} {
+		if got := stoppingMessage(n, nil, 0); got != want {
+			t.Errorf("%d in flight: %q, want %q", n, got, want)
+		}
 	}
 }
