@@ -205,21 +205,24 @@ func TestURLWithV1(t *testing.T) {
 }
 
 // TestCtrlCTwice sends the process two real SIGINTs. The first stops the
-// run and says at once what it waits for (a metrics endpoint that hangs in
-// its final scrape); the second stops the waiting: every artifact is
-// written with what there is and the exit code is 130.
+// run and says at once what it waits for (a metrics endpoint, healthy until
+// then, whose final scrape hangs); the second stops the waiting: every
+// artifact is written with what there is and the exit code is 130.
 func TestCtrlCTwice(t *testing.T) {
-	var scrapes atomic.Int64
+	var hang atomic.Bool
 	hanging := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if scrapes.Add(1) > 2 {
-			<-r.Context().Done() // hangs from the third scrape on
+		if hang.Load() {
+			<-r.Context().Done() // from the stop on
 			return
 		}
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 		fmt.Fprint(w, "# TYPE up gauge\nup 1\n")
 	}))
 	defer hanging.Close()
-	t.Setenv("AIPERF_SERVER_METRICS_COLLECTION_INTERVAL", "0.05")
+	// An endpoint silent for 3 intervals counts as stopped and gets one
+	// interval for its final scrape; 0.2 s intervals keep this one, which
+	// answered until the stop, well clear of that.
+	t.Setenv("AIPERF_SERVER_METRICS_COLLECTION_INTERVAL", "0.2")
 	t.Setenv("AIPERF_SERVER_METRICS_COLLECTION_FLUSH_PERIOD", "0")
 	t.Setenv("AIPERF_SERVER_METRICS_REACHABILITY_TIMEOUT", "20")
 
@@ -236,6 +239,7 @@ func TestCtrlCTwice(t *testing.T) {
 		b, _ := os.ReadFile(filepath.Join(dir, "profile_export.jsonl"))
 		return bytes.Count(b, []byte("\n")) >= 3
 	})
+	hang.Store(true)
 	syscall.Kill(os.Getpid(), syscall.SIGINT)
 	waitFor(t, 2*time.Second, "the stopping message", func() bool { return strings.Contains(stderr.String(), "stopping:") })
 	msg := stderr.String()

@@ -55,6 +55,11 @@ type endpointInfoJSON struct {
 	DurationSeconds   float64  `json:"duration_seconds"`
 	AvgUpdateMs       float64  `json:"avg_update_interval_ms"`
 	MedianUpdateMs    *float64 `json:"median_update_interval_ms"`
+	// Added by llmbench (AIPerf's fields are unchanged): "ok", or
+	// "partial" for an endpoint that answered and then stopped, with the
+	// failed scrapes in a row at the end of the run.
+	Status              string `json:"status,omitempty"`
+	ConsecutiveFailures int    `json:"consecutive_failures,omitempty"`
 }
 
 type gaugeStatsJSON struct {
@@ -170,14 +175,14 @@ func ServerMetricsJSON(sm ServerMetrics) ([]byte, error) {
 			AvgFetchLatencyMs: in.AvgFetchLatency, UniqueUpdates: in.UniqueUpdates,
 			FirstUpdateNs: in.FirstUpdateNs, LastUpdateNs: in.LastUpdateNs, DurationSeconds: in.DurationSeconds,
 			AvgUpdateMs: in.AvgUpdateMs, MedianUpdateMs: in.MedianUpdateMs,
+			Status: in.Status, ConsecutiveFailures: in.ConsecutiveFailures,
 		}
 	}
 	metrics := make(map[string]metricJSON, len(sm.Metrics))
-	dur := sm.Window.DurationSeconds()
 	for _, m := range sm.Metrics {
 		mj := metricJSON{Type: string(m.Type), Description: m.Description, Unit: m.Unit}
 		for _, s := range m.Series {
-			mj.Series = append(mj.Series, seriesToJSON(s, dur))
+			mj.Series = append(mj.Series, seriesToJSON(s, s.ObservedSeconds))
 		}
 		metrics[m.Name] = mj
 	}
@@ -191,6 +196,11 @@ func ServerMetricsJSON(sm ServerMetrics) ([]byte, error) {
 			StartTime    string                      `json:"start_time"`
 			EndTime      string                      `json:"end_time"`
 			EndpointInfo map[string]endpointInfoJSON `json:"endpoint_info"`
+			// Added by llmbench: endpoints that answered and then stopped
+			// (their statistics cover the time they answered), and those
+			// that never answered or were not Prometheus.
+			Partial []string `json:"endpoints_partial,omitempty"`
+			Failed  []string `json:"endpoints_failed,omitempty"`
 		} `json:"summary"`
 		Metrics     map[string]metricJSON `json:"metrics"`
 		InputConfig any                   `json:"input_config"`
@@ -200,6 +210,14 @@ func ServerMetricsJSON(sm ServerMetrics) ([]byte, error) {
 	doc.Summary.StartTime = sm.Start.Format(timeLayout)
 	doc.Summary.EndTime = sm.End.Format(timeLayout)
 	doc.Summary.EndpointInfo = infos
+	for _, in := range sm.Infos {
+		switch in.Status {
+		case "partial":
+			doc.Summary.Partial = append(doc.Summary.Partial, in.URL)
+		case "failed":
+			doc.Summary.Failed = append(doc.Summary.Failed, in.URL)
+		}
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -352,7 +370,6 @@ func ServerMetricsCSV(sm ServerMetrics) ([]byte, error) {
 			func(s servermetrics.SeriesStats, _ float64) []string { return []string{num(s.Gauge.Last)} }},
 	}
 	var buf bytes.Buffer
-	dur := sm.Window.DurationSeconds()
 	wrote := false
 	for _, sec := range sections {
 		var ms []servermetrics.Metric
@@ -390,7 +407,7 @@ func ServerMetricsCSV(sm ServerMetrics) ([]byte, error) {
 				for _, l := range labels {
 					row = append(row, vals[l])
 				}
-				_ = w.Write(append(row, sec.row(s, dur)...))
+				_ = w.Write(append(row, sec.row(s, s.ObservedSeconds)...))
 			}
 		}
 		w.Flush()

@@ -245,3 +245,38 @@ func TestBucketBoundTextInExports(t *testing.T) {
 		t.Fatalf("Parquet bucket_le %v", les)
 	}
 }
+
+// TestServerMetricsJSONPartialEndpoints: an endpoint that stopped answering
+// is listed in summary.endpoints_partial and marked in its endpoint_info;
+// one that never answered in endpoints_failed. AIPerf's fields are kept.
+func TestServerMetricsJSONPartialEndpoints(t *testing.T) {
+	sm := ServerMetrics{
+		Configured: []string{"http://ok/metrics", "http://gone/metrics", "http://dead/metrics"},
+		Successful: []string{"http://ok/metrics", "http://gone/metrics"},
+		Infos: []scrape.Info{
+			{URL: "http://ok/metrics", TotalFetches: 9, Status: "ok"},
+			{URL: "http://gone/metrics", TotalFetches: 4, Status: "partial", ConsecutiveFailures: 7},
+			{URL: "http://dead/metrics", Disabled: true, Status: "failed"},
+		},
+	}
+	b, err := ServerMetricsJSON(sm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Summary struct {
+			Successful []string                  `json:"endpoints_successful"`
+			Partial    []string                  `json:"endpoints_partial"`
+			Failed     []string                  `json:"endpoints_failed"`
+			Info       map[string]map[string]any `json:"endpoint_info"`
+		} `json:"summary"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	s := doc.Summary
+	if strings.Join(s.Partial, " ") != "http://gone/metrics" || strings.Join(s.Failed, " ") != "http://dead/metrics" || len(s.Successful) != 2 ||
+		s.Info["http://gone/metrics"]["status"] != "partial" || s.Info["http://gone/metrics"]["consecutive_failures"] != 7.0 || s.Info["http://ok/metrics"]["total_fetches"] != 9.0 {
+		t.Fatalf("summary %+v", s)
+	}
+}

@@ -38,6 +38,10 @@ type Options struct {
 	Users map[string]*url.Userinfo
 }
 
+// stoppedAfter is how many intervals without an answer make an endpoint
+// one that stopped answering: warned about, and reported as "partial".
+const stoppedAfter = 3
+
 // Collector scrapes endpoints concurrently and independently: a slow or
 // dead endpoint delays neither the others nor the benchmark.
 type Collector struct {
@@ -68,24 +72,38 @@ type endpoint struct {
 	info            Info
 	updates         []int64
 	latencySum      int64
+	// consecutive counts failed scrapes since the last success.
+	consecutive int
+	// lastAnswer is the perf time of the last successful scrape, read by
+	// the watchdog without waiting for a scrape in flight; stalled is set
+	// once the endpoint went stoppedAfter intervals without one.
+	lastAnswer atomic.Int64
+	stalled    atomic.Bool
 }
 
 // Info is an endpoint's collection record: the endpoint_info of the JSON export.
 type Info struct {
-	URL              string
-	TotalFetches     int
-	FirstFetchNs     int64
-	LastFetchNs      int64
-	AvgFetchLatency  float64 // ms
-	UniqueUpdates    int
-	FirstUpdateNs    int64
-	LastUpdateNs     int64
-	DurationSeconds  float64
-	AvgUpdateMs      float64
-	MedianUpdateMs   *float64 // nil with fewer than 2 intervals
-	Failures         int
-	Disabled         bool
-	UpdateIntervalNs int64 // median, for the time-slice fallback; 0 when unknown
+	URL             string
+	TotalFetches    int
+	FirstFetchNs    int64
+	LastFetchNs     int64
+	AvgFetchLatency float64 // ms
+	UniqueUpdates   int
+	FirstUpdateNs   int64
+	LastUpdateNs    int64
+	DurationSeconds float64
+	AvgUpdateMs     float64
+	MedianUpdateMs  *float64 // nil with fewer than 2 intervals
+	Failures        int
+	Disabled        bool
+	// ConsecutiveFailures are the failed scrapes since the last success;
+	// Status is "ok", "partial" (answered, then went stoppedAfter
+	// intervals without an answer, or failed its final scrape: its
+	// statistics cover the time it answered) or "failed" (never answered,
+	// or not Prometheus).
+	ConsecutiveFailures int
+	Status              string
+	UpdateIntervalNs    int64 // median, for the time-slice fallback; 0 when unknown
 }
 
 // NewCollector prepares a collector; nothing is fetched until Start.
@@ -152,6 +170,36 @@ func (c *Collector) Start(ctx context.Context) {
 	for _, e := range c.endpoints {
 		c.loops.Go(func() { c.loop(loopCtx, e, start) })
 	}
+	c.loops.Go(func() { c.watch(loopCtx) })
+}
+
+// watch checks every interval how long each live endpoint has gone without
+// an answer, even while a scrape hangs (a scrape may take up to the
+// reachability timeout), and warns once per endpoint that went
+// stoppedAfter intervals without one.
+func (c *Collector) watch(ctx context.Context) {
+	t := time.NewTicker(c.opts.Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		for _, e := range c.endpoints {
+			if e.live.Load() != nil && c.stalled(e) && !e.stalled.Swap(true) {
+				c.logf("WARNING  Server metrics endpoint %s has not answered for %d intervals (%v); its statistics cover only the time it answered. Still retrying on schedule.",
+					e.url, stoppedAfter, time.Duration(stoppedAfter)*c.opts.Interval)
+			}
+		}
+	}
+}
+
+// stalled reports an endpoint that answered once and not for the last
+// stoppedAfter intervals.
+func (c *Collector) stalled(e *endpoint) bool {
+	last := e.lastAnswer.Load()
+	return last > 0 && c.opts.Clock.Now()-last >= int64(stoppedAfter)*int64(c.opts.Interval)
 }
 
 // Checkpoint scrapes every live endpoint now, outside the schedule, and
@@ -182,10 +230,9 @@ func (c *Collector) Checkpoint(ctx context.Context, maxWait time.Duration) {
 // periodic scrapes and takes the final scrape of every live endpoint,
 // bounded by the reachability timeout and cut short if abort ends.
 func (c *Collector) Finish(ctx, abort context.Context) {
-	live := false
-	for _, e := range c.endpoints {
-		live = live || !e.isDisabled()
-	}
+	// Read without e.mu: a hung scrape holds it for up to the reachability
+	// timeout, and must not hold the end of the run with it.
+	live := len(c.Live()) > 0
 	if c.opts.Flush > 0 && live {
 		t := time.NewTimer(c.opts.Flush)
 		select {
@@ -199,12 +246,20 @@ func (c *Collector) Finish(ctx, abort context.Context) {
 	}
 	c.loops.Wait()
 	// The final scrape must happen even after a first Ctrl-C: it is what
-	// the totals are measured to. Only abort (a second one) skips it.
-	final, cancel := context.WithTimeout(abort, c.opts.ReachabilityTimeout)
-	defer cancel()
+	// the totals are measured to. Only abort (a second one) skips it. An
+	// endpoint failing at this point gets one interval, not the
+	// reachability timeout, so a hung server cannot hold the run's end.
 	var wg sync.WaitGroup
 	for _, e := range c.endpoints {
-		wg.Go(func() { c.scrape(final, e, false) })
+		limit := c.opts.ReachabilityTimeout
+		if c.stalled(e) {
+			limit = min(limit, c.opts.Interval)
+		}
+		wg.Go(func() {
+			final, cancel := context.WithTimeout(abort, limit)
+			defer cancel()
+			c.scrape(final, e, false)
+		})
 	}
 	wg.Wait()
 	c.hc.CloseIdleConnections()
@@ -271,15 +326,15 @@ func (c *Collector) scrape(ctx context.Context, e *endpoint, first bool) bool {
 			return false // stopping: not the endpoint's fault
 		}
 		e.info.Failures++
+		e.consecutive++
 		if first {
 			e.setDisabled()
 			c.logf("WARNING  Server metrics endpoint %s did not answer its first scrape (%v); not collecting from it. To suppress this warning, pass --no-server-metrics.", e.url, err)
-		} else if !e.errLogged {
-			e.errLogged = true
-			c.logf("WARNING  Server metrics endpoint %s failed a scrape (%v); retrying on schedule, further failures are counted silently.", e.url, err)
 		}
 		return false
 	}
+	e.consecutive = 0
+	e.lastAnswer.Store(c.opts.Clock.Now())
 	c.record(e, snap)
 	return true
 }
@@ -345,7 +400,15 @@ func (c *Collector) Infos() []Info {
 	for _, e := range c.endpoints {
 		e.mu.Lock()
 		in := e.info
-		in.URL, in.Disabled = e.url, e.disabled
+		in.URL, in.Disabled, in.ConsecutiveFailures = e.url, e.disabled, e.consecutive
+		switch {
+		case e.disabled || in.TotalFetches == 0:
+			in.Status = "failed"
+		case e.consecutive > 0 || e.stalled.Load():
+			in.Status = "partial" // it stopped answering, for a while or to the end
+		default:
+			in.Status = "ok"
+		}
 		if in.TotalFetches > 0 {
 			in.AvgFetchLatency = float64(e.latencySum) / float64(in.TotalFetches) / 1e6
 		}

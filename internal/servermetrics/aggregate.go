@@ -48,11 +48,16 @@ type SeriesStats struct {
 	// Resets are the times (wall ns) a counter or histogram dropped between
 	// the reference and the final scrape (a server restart); its increase
 	// is counted across them.
-	Resets  []int64
-	Gauge   *GaugeStats
-	Counter *CounterStats
-	Hist    *HistStats
-	Slices  []Slice
+	Resets []int64
+	// ObservedSeconds is the part of the window the series was seen in:
+	// from the window start to its last sample or the window end, whichever
+	// came first. Counter and histogram rates divide by it, so an endpoint
+	// that stopped answering has rates over the time it answered.
+	ObservedSeconds float64
+	Gauge           *GaugeStats
+	Counter         *CounterStats
+	Hist            *HistStats
+	Slices          []Slice
 }
 
 // GaugeStats summarise a gauge's (or unknown metric's) samples.
@@ -170,6 +175,7 @@ func (st *Store) aggregateSeries(s *Series, w Window, est Estimator, qs []float6
 		return out, false
 	}
 	last := len(s.T) - 1
+	out.ObservedSeconds = float64(min(w.EndNs, s.T[last])-w.StartNs) / 1e9
 	s, resets := resetCorrected(s)
 	for _, t := range resets {
 		if (ref < 0 || t > s.T[ref]) && t <= s.T[last] {
@@ -191,7 +197,7 @@ func (st *Store) aggregateSeries(s *Series, w Window, est Estimator, qs []float6
 		// Monotone after resetCorrected; the clamp only guards rounding.
 		total := math.Max(0, at(last)-at(ref))
 		c := &CounterStats{Total: total}
-		if d := w.DurationSeconds(); d > 0 {
+		if d := out.ObservedSeconds; d > 0 {
 			c.Rate = total / d
 		}
 		out.Counter = c

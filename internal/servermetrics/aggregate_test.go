@@ -3,8 +3,13 @@ package servermetrics
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math"
 	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,6 +21,10 @@ import (
 
 const sec = int64(1e9)
 const ep = "http://e:8000/metrics"
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
 
@@ -386,5 +395,60 @@ func TestDuplicateScrapesAreGaugeSamples(t *testing.T) {
 	ms := st.Aggregate(Window{StartNs: 0, EndNs: 2 * sec}, stats.BucketLinear{})
 	if g := ms[0].Series[0].Gauge; g.Avg != 2 || g.Min != 1 || g.Max != 4 {
 		t.Fatalf("gauge %+v, want avg 2 over three samples", g)
+	}
+}
+
+// TestEndpointThatStopsAnswering: an endpoint answers four scrapes, then
+// hangs. It is warned about once, after three intervals without an
+// answer (while its scrape still hangs); it is
+// reported as partial; its counter's rate covers only the time it
+// answered; and its final scrape holds the end of the run for one
+// interval, not the 5 s reachability timeout.
+func TestEndpointThatStopsAnswering(t *testing.T) {
+	var served atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := served.Add(1)
+		if n > 4 {
+			<-r.Context().Done()
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		fmt.Fprintf(w, "# TYPE c_total counter\nc_total %d\n", 10*n)
+	}))
+	defer srv.Close()
+	var logBuf strings.Builder
+	var logMu sync.Mutex
+	st := NewStore()
+	clock := record.NewClock()
+	const interval = 50 * time.Millisecond
+	c := scrape.NewCollector(scrape.Options{URLs: []string{srv.URL + "/metrics"}, Interval: interval, Flush: 100 * time.Millisecond,
+		ReachabilityTimeout: 5 * time.Second, Clock: clock, Sink: st.Add,
+		Log: writerFunc(func(p []byte) (int, error) { logMu.Lock(); defer logMu.Unlock(); return logBuf.Write(p) })})
+	c.Start(context.Background()) // scrape 1: the reference, 10
+	start := clock.Wall(clock.Now())
+	time.Sleep(600 * time.Millisecond) // scrapes 2-4 answer (20, 30, 40), then the rest hang
+	end := clock.Wall(clock.Now())
+	began := time.Now()
+	c.Finish(context.Background(), context.Background())
+	if took := time.Since(began); took > 1500*time.Millisecond {
+		t.Fatalf("Finish took %v: the hung endpoint held the run (flush 100 ms + one 50 ms interval expected)", took)
+	}
+	logMu.Lock()
+	log := logBuf.String()
+	logMu.Unlock()
+	if n := strings.Count(log, "has not answered for 3 intervals"); n != 1 || strings.Count(log, "WARNING") != 1 {
+		t.Fatalf("want exactly one warning, after three intervals without an answer:\n%s", log)
+	}
+	in := c.Infos()[0]
+	if in.Status != "partial" || in.TotalFetches != 4 {
+		t.Fatalf("info %+v, want partial with 4 fetches", in)
+	}
+	ms := st.Aggregate(Window{StartNs: start, EndNs: end}, stats.BucketLinear{})
+	se := ms[0].Series[0]
+	var lastT int64
+	st.Each(func(f Family, s *Series) { lastT = s.T[len(s.T)-1] })
+	answered := float64(lastT-start) / 1e9
+	if se.Counter.Total != 30 || math.Abs(se.Counter.Rate-30/answered) > 1e-9 || math.Abs(se.ObservedSeconds-answered) > 1e-12 {
+		t.Fatalf("total %v rate %v observed %v, want 30 over the %v s it answered", se.Counter.Total, se.Counter.Rate, se.ObservedSeconds, answered)
 	}
 }
