@@ -149,26 +149,33 @@ func (sm *serverMetrics) export(dir string, win *window, base export.ServerMetri
 	// Every format is attempted: one that fails (naming its file) takes
 	// none of the others with it.
 	var errs []error
-	write := func(ext string, render func() ([]byte, error)) {
+	write := func(ext string, render func(io.Writer) error) {
 		name := sm.names(ext)
-		data, err := render()
-		if err == nil {
-			err = export.WriteFile(dir, name, data)
-		}
-		if err != nil {
+		if err := export.WriteFileFunc(dir, name, render); err != nil {
 			errs = append(errs, fmt.Errorf("server metrics export %s: %w", name, err))
 			return
 		}
 		files = append(files, name)
 	}
+	rendered := func(render func() ([]byte, error)) func(io.Writer) error {
+		return func(w io.Writer) error {
+			data, err := render()
+			if err == nil {
+				_, err = w.Write(data)
+			}
+			return err
+		}
+	}
 	if sm.cfg.HasFormat(config.FormatJSON) {
-		write("json", func() ([]byte, error) { return export.ServerMetricsJSON(base) })
+		write("json", rendered(func() ([]byte, error) { return export.ServerMetricsJSON(base) }))
 	}
 	if sm.cfg.HasFormat(config.FormatCSV) {
-		write("csv", func() ([]byte, error) { return export.ServerMetricsCSV(base) })
+		write("csv", rendered(func() ([]byte, error) { return export.ServerMetricsCSV(base) }))
 	}
 	if sm.cfg.HasFormat(config.FormatParquet) {
-		write("parquet", func() ([]byte, error) { return export.ServerMetricsParquet(store, base) })
+		// Streamed in bounded row groups: a long run's export needs a fixed
+		// amount of memory.
+		write("parquet", func(w io.Writer) error { return export.WriteServerMetricsParquet(w, store, base) })
 	}
 	return files, base.Metrics, errors.Join(errs...)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"sort"
@@ -31,12 +32,32 @@ var parquetReserved = map[string]bool{
 // ParquetSchemaVersion is the version of the Parquet layout.
 const ParquetSchemaVersion = "1.0"
 
-// ServerMetricsParquet renders server_metrics_export.parquet: the normalised
-// schema (fixed columns, then label columns sorted, then value columns), one
-// row per gauge/counter sample and one per histogram bucket per sample,
-// values as cumulative deltas from the reference, Snappy-compressed, with
-// the aiperf.* file metadata.
+// parquetBatchRows bounds the rows held in memory while writing: each batch
+// is written as a row group and released, so a long run's export needs a
+// fixed amount of memory whatever its length.
+const parquetBatchRows = 64 << 10
+
+// ServerMetricsParquet renders server_metrics_export.parquet into memory;
+// WriteServerMetricsParquet streams it to a writer.
 func ServerMetricsParquet(store *servermetrics.Store, sm ServerMetrics) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := WriteServerMetricsParquet(&buf, store, sm); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// WriteServerMetricsParquet writes server_metrics_export.parquet to out:
+// the normalised schema (fixed columns, then label columns sorted, then
+// value columns), one row per gauge/counter sample and one per histogram
+// bucket per sample, values as cumulative deltas from the reference,
+// Snappy-compressed, with the aiperf.* file metadata; rows are written in
+// bounded batches.
+func WriteServerMetricsParquet(out io.Writer, store *servermetrics.Store, sm ServerMetrics) error {
+	return writeServerMetricsParquet(out, store, sm, parquetBatchRows)
+}
+
+func writeServerMetricsParquet(out io.Writer, store *servermetrics.Store, sm ServerMetrics, batchRows int) error {
 	w := sm.Window
 	labelSet := map[string]bool{}
 	metricTypes := map[string]string{}
@@ -73,8 +94,25 @@ func ServerMetricsParquet(store *servermetrics.Store, sm ServerMetrics) ([]byte,
 
 	meta := parquetMetadata(sm, labels, metricTypes, lastRowNs)
 	schema := arrow.NewSchema(fields, &meta)
+	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Snappy), parquet.WithCreatedBy("llmbench"))
+	fw, err := pqarrow.NewFileWriter(schema, out, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	if err != nil {
+		return fmt.Errorf("create parquet writer: %w", err)
+	}
 	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
 	defer b.Release()
+	rows, writeErr := 0, error(nil)
+	flush := func() {
+		if rows == 0 || writeErr != nil {
+			return
+		}
+		rec := b.NewRecordBatch() // resets the builder
+		defer rec.Release()
+		if err := fw.Write(rec); err != nil {
+			writeErr = fmt.Errorf("write parquet rows: %w", err)
+		}
+		rows = 0
+	}
 	col := func(i int) *array.StringBuilder { return b.Field(i).(*array.StringBuilder) }
 	nLabels := len(labels)
 	labelIdx := make(map[string]int, nLabels)
@@ -96,6 +134,11 @@ func ServerMetricsParquet(store *servermetrics.Store, sm ServerMetrics) ([]byte,
 			}
 		}
 		row := func(t int64) {
+			if rows++; rows > batchRows {
+				rows--
+				flush()
+				rows = 1
+			}
 			col(0).Append(s.Endpoint)
 			col(1).Append(f.Name)
 			col(2).Append(string(f.Type))
@@ -130,22 +173,14 @@ func ServerMetricsParquet(store *servermetrics.Store, sm ServerMetrics) ([]byte,
 			}
 		}
 	})
-	rec := b.NewRecordBatch()
-	defer rec.Release()
-
-	var buf bytes.Buffer
-	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Snappy), parquet.WithCreatedBy("llmbench"))
-	fw, err := pqarrow.NewFileWriter(schema, &buf, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
-	if err != nil {
-		return nil, fmt.Errorf("create parquet writer: %w", err)
-	}
-	if err := fw.Write(rec); err != nil {
-		return nil, fmt.Errorf("write parquet rows: %w", err)
+	flush()
+	if rows > 0 || writeErr != nil {
+		return writeErr
 	}
 	if err := fw.Close(); err != nil {
-		return nil, fmt.Errorf("close parquet writer: %w", err)
+		return fmt.Errorf("close parquet writer: %w", err)
 	}
-	return buf.Bytes(), nil
+	return nil
 }
 
 func appendOptString(b *array.StringBuilder, s string) {

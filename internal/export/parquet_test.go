@@ -1,7 +1,9 @@
 package export
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -158,4 +160,27 @@ func jsonNum(v any) string {
 	}
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// TestParquetBatches: written in batches of 3 rows, the file holds the
+// same rows as in one batch, in several row groups.
+func TestParquetBatches(t *testing.T) {
+	dir := t.TempDir()
+	st := parquetStore("http://a/metrics", []scrape.Label{{Name: "model_name", Value: "m"}})
+	sm := ServerMetrics{Version: "0.1.0", Successful: []string{"http://a/metrics"}, Window: servermetrics.Window{StartNs: sec / 2, EndNs: 2 * sec}}
+	paths := map[int]string{}
+	for _, batch := range []int{3, parquetBatchRows} {
+		var buf bytes.Buffer
+		if err := writeServerMetricsParquet(&buf, st, sm, batch); err != nil {
+			t.Fatal(err)
+		}
+		paths[batch] = filepath.Join(dir, fmt.Sprintf("b%d.parquet", batch))
+		os.WriteFile(paths[batch], buf.Bytes(), 0o644)
+	}
+	diff := duckdb(t, "SELECT count(*) AS n FROM ((SELECT * FROM '"+paths[3]+"' EXCEPT ALL SELECT * FROM '"+paths[parquetBatchRows]+"') UNION ALL (SELECT * FROM '"+paths[parquetBatchRows]+"' EXCEPT ALL SELECT * FROM '"+paths[3]+"'))")
+	groups := duckdb(t, "SELECT count(DISTINCT row_group_id) AS g, sum(row_group_num_rows) / count(*) * count(DISTINCT row_group_id) AS rows FROM parquet_metadata('"+paths[3]+"')")
+	total := duckdb(t, "SELECT count(*) AS n FROM '"+paths[3]+"'")
+	if jsonNum(diff[0]["n"]) != "0" || jsonNum(total[0]["n"]) != "11" || jsonNum(groups[0]["g"]) != "4" {
+		t.Fatalf("batched file: %v differing rows, %v rows, %v row groups (want 0, 11, 4)", diff, total, groups)
+	}
 }

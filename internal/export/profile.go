@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -189,6 +190,16 @@ func csvField(s string) string {
 
 // WriteFile writes data to dir/name atomically: readers never see a half file.
 func WriteFile(dir, name string, data []byte) error {
+	return WriteFileFunc(dir, name, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// WriteFileFunc writes dir/name through write, atomically: into a
+// temporary file renamed into place once complete, so a reader never sees
+// half a file and a failed export leaves no file behind.
+func WriteFileFunc(dir, name string, write func(io.Writer) error) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create artifact dir %s: %w", dir, err)
 	}
@@ -196,8 +207,8 @@ func WriteFile(dir, name string, data []byte) error {
 	if err != nil {
 		return fmt.Errorf("write %s: %w", name, err)
 	}
-	w := bufio.NewWriter(tmp)
-	_, err = w.Write(data)
+	w := bufio.NewWriterSize(tmp, 1<<20)
+	err = write(w)
 	if err == nil {
 		err = w.Flush()
 	}
