@@ -1,0 +1,150 @@
+// Command scrapememory measures the memory server-metrics collection needs
+// on a long run: it serves a vLLM-like exposition of about 400 KB whose
+// counters and histograms move on every scrape, scrapes it -scrapes times
+// through llmbench's collector and store, aggregates the run, writes the
+// JSON and CSV exports (and Parquet with -parquet), and prints the peak
+// resident memory (VmHWM) of the process.
+//
+//	go run ./bench/scrapememory -scrapes 2000 -parquet
+//
+// bench/scrape_memory.sh runs it at 1,000 and 2,000 scrapes, with and
+// without Parquet, so the growth per 1,000 scrapes can be read off.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/llmbench/llmbench/internal/export"
+	"github.com/llmbench/llmbench/internal/record"
+	"github.com/llmbench/llmbench/internal/scrape"
+	"github.com/llmbench/llmbench/internal/servermetrics"
+	"github.com/llmbench/llmbench/internal/stats"
+)
+
+// exposition renders scrape n: 8 engines × 25 histogram families of 20
+// buckets, 30 gauges and 30 counters, every count growing with n.
+func exposition(n int) []byte {
+	var b bytes.Buffer
+	for f := range 25 {
+		name := fmt.Sprintf("vllm:hist_%02d_seconds", f)
+		fmt.Fprintf(&b, "# HELP %s Histogram %d in seconds.\n# TYPE %s histogram\n", name, f, name)
+		for e := range 8 {
+			lbl := fmt.Sprintf(`engine="%d",model_name="Qwen/Qwen3-0.6B"`, e)
+			cum := 0
+			for k := range 20 {
+				cum += (k*3 + n*(k%4+1)) % 997
+				fmt.Fprintf(&b, "%s_bucket{%s,le=\"%g\"} %d\n", name, lbl, 0.001*float64(int(1)<<k), cum)
+			}
+			fmt.Fprintf(&b, "%s_bucket{%s,le=\"+Inf\"} %d\n%s_sum{%s} %g\n%s_count{%s} %d\n", name, lbl, cum, name, lbl, float64(cum)*0.37, name, lbl, cum)
+		}
+	}
+	for f := range 30 {
+		fmt.Fprintf(&b, "# HELP vllm:gauge_%02d A gauge.\n# TYPE vllm:gauge_%02d gauge\n", f, f)
+		for e := range 8 {
+			fmt.Fprintf(&b, "vllm:gauge_%02d{engine=\"%d\",model_name=\"Qwen/Qwen3-0.6B\"} %d\n", f, e, (f*e+n)%100)
+		}
+		fmt.Fprintf(&b, "# HELP vllm:counter_%02d_total A counter.\n# TYPE vllm:counter_%02d_total counter\n", f, f)
+		for e := range 8 {
+			fmt.Fprintf(&b, "vllm:counter_%02d_total{engine=\"%d\",model_name=\"Qwen/Qwen3-0.6B\"} %d\n", f, e, f*e*1000+n*7)
+		}
+	}
+	return b.Bytes()
+}
+
+func peakRSS() string {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return "unknown"
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown"
+}
+
+func main() {
+	scrapes := flag.Int("scrapes", 2000, "scrapes to take")
+	withParquet := flag.Bool("parquet", false, "write the Parquet export too")
+	flag.Parse()
+
+	var served atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		w.Write(exposition(int(served.Add(1))))
+	}))
+	defer srv.Close()
+	size := len(exposition(1))
+
+	store := servermetrics.NewStore()
+	clock := record.NewClock()
+	var got atomic.Int64
+	done := make(chan struct{})
+	c := scrape.NewCollector(scrape.Options{URLs: []string{srv.URL + "/metrics"}, Interval: time.Millisecond, ReachabilityTimeout: 10 * time.Second,
+		Clock: clock, Log: io.Discard, Sink: func(s *scrape.Snapshot) {
+			store.Add(s)
+			if int(got.Add(1)) == *scrapes {
+				close(done)
+			}
+		}})
+	began := time.Now()
+	start := clock.Wall(clock.Now())
+	c.Start(context.Background())
+	<-done
+	c.Finish(context.Background(), context.Background())
+	scraped := time.Since(began)
+	end := clock.Wall(clock.Now())
+
+	w := servermetrics.Window{StartNs: start, EndNs: end}
+	sm := export.ServerMetrics{Version: "bench", Metrics: store.Aggregate(w, stats.IntervalFit{}), Window: w, Successful: []string{srv.URL + "/metrics"}}
+	dir, err := os.MkdirTemp("", "scrapememory")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(dir)
+	j, err := export.ServerMetricsJSON(sm)
+	if err == nil {
+		err = export.WriteFile(dir, "server_metrics_export.json", j)
+	}
+	if err != nil {
+		panic(err)
+	}
+	csv, err := export.ServerMetricsCSV(sm)
+	if err == nil {
+		err = export.WriteFile(dir, "server_metrics_export.csv", csv)
+	}
+	if err != nil {
+		panic(err)
+	}
+	parquetSize := int64(0)
+	if *withParquet {
+		if err := export.WriteFileFunc(dir, "server_metrics_export.parquet", func(out io.Writer) error {
+			return export.WriteServerMetricsParquet(out, store, sm)
+		}); err != nil {
+			panic(err)
+		}
+		st, _ := os.Stat(dir + "/server_metrics_export.parquet")
+		parquetSize = st.Size()
+	}
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	fmt.Printf("scrapes %d of %d KB in %v; parquet %v (%d KB); live heap after GC %d MB (%d metrics); peak RSS %s\n",
+		got.Load(), size/1000, scraped.Round(time.Millisecond), *withParquet, parquetSize/1000, ms.HeapAlloc>>20, len(sm.Metrics), peakRSS())
+	runtime.KeepAlive(store)
+}
