@@ -376,9 +376,12 @@ func (m *bucketModel) fit(h HistogramSeries, from, to int, n []float64, sum floa
 
 // Variances from the residuals (stationary runs only).
 const (
-	// varianceWeight is the pseudo-observations at the exponential shape's
-	// own variance, the fallback where the residuals say little.
-	varianceWeight = 2.0
+	// varianceRidge is the (negligible) pseudo-observations at the
+	// exponential shape's variance that keep the fit well-posed. Where the
+	// residuals say little, the gate below falls back to that shape; a
+	// real prior would instead be averaged, linearly, with a measured
+	// variance that may be a thousand times smaller, and swamp it.
+	varianceRidge = 1e-9
 	// varianceChange is how far (relatively) a fitted variance must be from
 	// the exponential shape's for the shape to change.
 	varianceChange = 0.1
@@ -417,8 +420,8 @@ func (m *bucketModel) fitVariances(h HistogramSeries) []float64 {
 	a := newMatrix(k)
 	rhs := make([]float64, k)
 	for j := range k {
-		a[j][j] += varianceWeight / (2 * fallback[j] * fallback[j])
-		rhs[j] += varianceWeight / (2 * fallback[j])
+		a[j][j] += varianceRidge / (2 * fallback[j] * fallback[j])
+		rhs[j] += varianceRidge / (2 * fallback[j])
 	}
 	m.intervals(h, 0, h.Scrapes()-1, func(ds float64, cells []cell) {
 		r, expected := ds, 0.0
@@ -640,6 +643,10 @@ type bucketShape struct {
 	// cdf, when set, tabulates a two-moment shape's distribution function
 	// on maxEntGrid equal steps of [0, 1], and replaces beta.
 	table []float64
+	// normal, when set, is a two-moment shape whose peak lies well inside
+	// the bucket: a normal law (mu, sigma), which no grid need resolve.
+	normal    bool
+	mu, sigma float64
 }
 
 func newBucketShape(lower, upper, mean float64) bucketShape {
@@ -656,6 +663,10 @@ func newBucketShape(lower, upper, mean float64) bucketShape {
 
 // quantile is the f-quantile (0 < f < 1) of the shape.
 func (s bucketShape) quantile(f float64) float64 {
+	if s.normal {
+		v := s.mu + s.sigma*math.Sqrt2*math.Erfinv(2*f-1)
+		return math.Min(math.Max(v, s.lower), s.lower+s.width)
+	}
 	if s.table != nil {
 		return s.lower + s.width*tableQuantile(s.table, f)
 	}
@@ -680,6 +691,9 @@ func (s bucketShape) quantile(f float64) float64 {
 
 // cdf is the shape's distribution function at v.
 func (s bucketShape) cdf(v float64) float64 {
+	if s.normal {
+		return 0.5 * math.Erfc(-(v-s.mu)/(s.sigma*math.Sqrt2))
+	}
 	if s.table != nil {
 		return tableCDF(s.table, (v-s.lower)/s.width)
 	}

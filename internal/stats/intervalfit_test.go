@@ -173,10 +173,10 @@ func TestBoxQP(t *testing.T) {
 // that says nothing new leaves the exponential shape.
 func TestTwoMomentShape(t *testing.T) {
 	for _, tc := range []struct{ mean, variance float64 }{
-		{0.5, 0.01}, {0.3, 0.004}, {0.7, 0.02}, {0.5, 0.15}, {0.2, 0.03},
+		{0.5, 0.01}, {0.3, 0.004}, {0.7, 0.02}, {0.5, 0.15}, {0.2, 0.03}, {0.6, 1e-4}, {0.45, 1e-6},
 	} {
 		s := newTwoMomentShape(0, 1, tc.mean, tc.variance)
-		if s.table == nil {
+		if s.table == nil && !s.normal {
 			t.Fatalf("mean %v variance %v: no two-moment shape", tc.mean, tc.variance)
 		}
 		// Moments of the implied sample of 100,000 quantiles.
@@ -189,7 +189,7 @@ func TestTwoMomentShape(t *testing.T) {
 		}
 		m1 /= n
 		v := m2/n - m1*m1
-		if math.Abs(m1-tc.mean) > 2e-3 || math.Abs(v-tc.variance) > 0.03*tc.variance {
+		if math.Abs(m1-tc.mean) > 2e-3 || math.Abs(v-tc.variance) > 0.03*tc.variance || s.normal != (tc.variance < 1e-3) {
 			t.Errorf("mean %v variance %v: shape has mean %v variance %v", tc.mean, tc.variance, m1, v)
 		}
 	}

@@ -11,7 +11,8 @@ const maxEntGrid = 256
 // newTwoMomentShape is the maximum-entropy density on [lower, upper] with
 // the given mean and variance: ∝ exp(λ₁x + λ₂x²), a truncated normal when
 // the variance is below the exponential shape's (a peak inside the
-// bucket), a U-shape when above. Where the variance says nothing new (within
+// bucket; a plain normal when the peak is far from both edges), a U-shape
+// when above. Where the variance says nothing new (within
 // varianceChange of the exponential shape's, unknown, or beyond what the
 // grid resolves) it is the exponential shape.
 func newTwoMomentShape(lower, upper, mean, variance float64) bucketShape {
@@ -22,8 +23,17 @@ func newTwoMomentShape(lower, upper, mean, variance float64) bucketShape {
 	m := (mean - lower) / exp.width
 	v := variance / (exp.width * exp.width)
 	vExp := truncExpVariance(exp.beta)
+	if v <= 0 || v >= m*(1-m)*0.98 || math.Abs(v-vExp) <= varianceChange*vExp {
+		return exp
+	}
+	// A peak six standard deviations clear of both edges: truncation
+	// changes nothing measurable, and the maximum-entropy law is the normal.
+	if sd := math.Sqrt(v); m-6*sd > 0 && m+6*sd < 1 {
+		exp.normal, exp.mu, exp.sigma = true, mean, math.Sqrt(variance)
+		return exp
+	}
 	const minSD = 8.0 / maxEntGrid // resolve the peak over several steps
-	if m <= minSD || m >= 1-minSD || v >= m*(1-m)*0.98 || math.Abs(v-vExp) <= varianceChange*vExp {
+	if m <= minSD || m >= 1-minSD {
 		return exp
 	}
 	v = math.Max(v, minSD*minSD)
