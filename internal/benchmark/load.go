@@ -35,6 +35,9 @@ func startProgress(opts Options, counters *ui.Counters) (stop func()) {
 	}
 }
 
+// checkpointWait bounds the wait for the warm-up/profiling checkpoint.
+const checkpointWait = time.Second
+
 // window is the profiling phase's span, as the schedule reports it.
 type window struct {
 	clock          record.Clock
@@ -61,7 +64,12 @@ func (w *window) observer(ctx context.Context, sm *serverMetrics, interval time.
 				w.end, w.endNs = t, w.clock.Wall(w.clock.Perf(t))
 			case ph == record.PhaseWarmup && sm != nil:
 				// The reference for profiling deltas: the state right now.
-				sm.collector.Checkpoint(ctx, interval)
+				// Profiling waits for it up to a second (or one interval,
+				// if longer): a checkpoint answered after profiling began
+				// cannot be the reference, and the scrape before it would
+				// count the last warm-up requests in. A healthy endpoint
+				// answers in milliseconds; a slow one delays the start.
+				sm.collector.Checkpoint(ctx, max(interval, checkpointWait))
 			}
 		},
 	}
