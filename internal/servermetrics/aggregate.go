@@ -119,7 +119,8 @@ func (st *Store) Aggregate(w Window, est Estimator) []Metric {
 	}
 	byName := map[string]*Metric{}
 	var names []string
-	for _, s := range st.series {
+	for _, ss := range st.series {
+		s := ss.decode() // one series expanded at a time
 		agg, ok := st.aggregateSeries(s, w, est, qs)
 		if !ok {
 			continue
@@ -531,7 +532,7 @@ func (st *Store) Points(w Window, fn func(f Family, s *Series, pts []Point)) {
 	defer st.mu.Unlock()
 	var pts []Point
 	for _, k := range st.sortedKeys() {
-		s := st.series[k]
+		s := st.series[k].decode()
 		ref, first, ok := st.reference(s, w)
 		if !ok {
 			continue

@@ -33,24 +33,44 @@ type Series struct {
 	// the exports.
 	BoundText []string
 	B         [][]float64
-	// rows is where B's next rows are carved from: a series' consecutive
-	// rows share one allocation, so scanning them in order (estimators fit
-	// every scrape interval) reads memory in sequence.
-	rows []float64
 }
 
-// rowsPerChunk is how many bucket rows one allocation holds.
-const rowsPerChunk = 128
+// storedSeries is a series as the store holds it: its description (a
+// Series without samples) and its samples compressed (compact.go).
+type storedSeries struct {
+	meta       Series
+	t          timeStream
+	v          xorStream // gauge, counter and unknown values
+	sum, count xorStream
+	buckets    []xorStream // per bound
+}
 
-// newRow returns a zeroed row of len(s.Bounds) counts.
-func (s *Series) newRow() []float64 {
-	n := len(s.Bounds)
-	if len(s.rows) < n {
-		s.rows = make([]float64, n*rowsPerChunk)
+// decode expands the samples into a Series of plain arrays; a histogram's
+// bucket rows share one allocation, so scanning them in order (estimators
+// fit every scrape interval) reads memory in sequence.
+func (ss *storedSeries) decode() *Series {
+	s := ss.meta
+	s.T = ss.t.decode(make([]int64, 0, ss.t.n))
+	if s.Type != scrape.Histogram {
+		s.V = ss.v.decode(make([]float64, 0, ss.v.n))
+		return &s
 	}
-	row := s.rows[:n:n]
-	s.rows = s.rows[n:]
-	return row
+	s.Sum = ss.sum.decode(make([]float64, 0, ss.sum.n))
+	s.Count = ss.count.decode(make([]float64, 0, ss.count.n))
+	nb := len(s.Bounds)
+	flat := make([]float64, nb*len(s.T))
+	col := make([]float64, 0, len(s.T))
+	for b := range ss.buckets {
+		col = ss.buckets[b].decode(col[:0])
+		for i, c := range col {
+			flat[i*nb+b] = c
+		}
+	}
+	s.B = make([][]float64, len(s.T))
+	for i := range s.B {
+		s.B[i] = flat[i*nb : (i+1)*nb : (i+1)*nb]
+	}
+	return &s
 }
 
 // Family describes a metric name across endpoints.
@@ -63,15 +83,16 @@ type Family struct {
 // Store accumulates snapshots. It is safe for concurrent use.
 type Store struct {
 	mu       sync.Mutex
-	series   map[seriesKey]*Series
+	series   map[seriesKey]*storedSeries
 	families map[string]Family
 	// scrapes are each endpoint's snapshot timestamps.
 	scrapes map[string][]int64
+	row     []float64 // scratch for alignBuckets
 }
 
 // NewStore returns an empty store.
 func NewStore() *Store {
-	return &Store{series: map[seriesKey]*Series{}, families: map[string]Family{}, scrapes: map[string][]int64{}}
+	return &Store{series: map[seriesKey]*storedSeries{}, families: map[string]Family{}, scrapes: map[string][]int64{}}
 }
 
 // Add records one snapshot.
@@ -88,29 +109,36 @@ func (st *Store) Add(snap *scrape.Snapshot) {
 		for j := range f.Series {
 			in := &f.Series[j]
 			k := seriesKey{snap.Endpoint, f.Name, scrape.LabelKey(in.Labels)}
-			s := st.series[k]
-			if s == nil {
-				s = &Series{Endpoint: snap.Endpoint, Name: f.Name, Type: f.Type, Labels: in.Labels}
-				st.series[k] = s
+			ss := st.series[k]
+			if ss == nil {
+				ss = &storedSeries{meta: Series{Endpoint: snap.Endpoint, Name: f.Name, Type: f.Type, Labels: in.Labels}}
+				st.series[k] = ss
 			}
-			if s.Type != f.Type {
+			if ss.meta.Type != f.Type {
 				continue // a family that changed type mid-run: keep the first
 			}
-			s.T = append(s.T, ts)
+			ss.t.add(ts)
 			if f.Type != scrape.Histogram {
-				s.V = append(s.V, in.Value)
+				ss.v.add(in.Value)
 				continue
 			}
-			s.Sum = append(s.Sum, in.Sum)
-			s.Count = append(s.Count, in.Count)
-			s.B = append(s.B, alignBuckets(s, in.Buckets))
+			ss.sum.add(in.Sum)
+			ss.count.add(in.Count)
+			row := alignBuckets(&ss.meta, in.Buckets, &st.row)
+			if ss.buckets == nil {
+				ss.buckets = make([]xorStream, len(row))
+			}
+			for b, c := range row {
+				ss.buckets[b].add(c)
+			}
 		}
 	}
 }
 
 // alignBuckets returns b's counts in the order of s.Bounds, adopting b's
 // bounds when the series has none yet; a bound the scrape lacks counts 0.
-func alignBuckets(s *Series, b []scrape.Bucket) []float64 {
+// The row is scratch space, valid until the next call.
+func alignBuckets(s *Series, b []scrape.Bucket, scratch *[]float64) []float64 {
 	if s.Bounds == nil {
 		s.Bounds = make([]float64, len(b))
 		s.BoundText = make([]string, len(b))
@@ -118,7 +146,11 @@ func alignBuckets(s *Series, b []scrape.Bucket) []float64 {
 			s.Bounds[i], s.BoundText[i] = x.UpperBound, x.LeText()
 		}
 	}
-	out := s.newRow()
+	out := (*scratch)[:0]
+	for range s.Bounds {
+		out = append(out, 0)
+	}
+	*scratch = out
 	if len(b) == len(s.Bounds) {
 		same := true
 		for i := range b {
@@ -147,7 +179,7 @@ func (st *Store) Each(fn func(f Family, s *Series)) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	for _, k := range st.sortedKeys() {
-		fn(st.families[k.name], st.series[k])
+		fn(st.families[k.name], st.series[k].decode())
 	}
 }
 
