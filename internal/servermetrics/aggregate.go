@@ -119,8 +119,9 @@ func (st *Store) Aggregate(w Window, est Estimator) []Metric {
 	}
 	byName := map[string]*Metric{}
 	var names []string
+	var buf decodeBuffers // one series expanded at a time, in reused arrays
 	for _, ss := range st.series {
-		s := ss.decode() // one series expanded at a time
+		s := ss.decode(&buf)
 		agg, ok := st.aggregateSeries(s, w, est, qs)
 		if !ok {
 			continue
@@ -531,8 +532,9 @@ func (st *Store) Points(w Window, fn func(f Family, s *Series, pts []Point)) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	var pts []Point
+	var buf decodeBuffers // fn must not keep the series past its call
 	for _, k := range st.sortedKeys() {
-		s := st.series[k].decode()
+		s := st.series[k].decode(&buf)
 		ref, first, ok := st.reference(s, w)
 		if !ok {
 			continue

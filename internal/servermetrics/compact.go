@@ -59,16 +59,29 @@ func (r *bitReader) readBit() bool {
 }
 
 func (r *bitReader) readBits(n int) uint64 {
-	var v uint64
-	for n > 0 {
-		avail := 8 - r.pos&7
-		take := min(n, avail)
-		byteVal := uint64(r.buf[r.pos>>3])
-		shift := uint(avail - take)
-		v = v<<uint(take) | (byteVal>>shift)&(1<<uint(take)-1)
-		r.pos += take
-		n -= take
+	if n == 0 {
+		return 0
 	}
+	if n > 56 { // a word read covers at most 57 bits past a byte boundary
+		hi := r.readBits(n - 32)
+		return hi<<32 | r.readBits(32)
+	}
+	// Load the 8 bytes from the current one (zero past the end), keep the
+	// n bits after the bit offset.
+	i := r.pos >> 3
+	var word uint64
+	if i+8 <= len(r.buf) {
+		word = binary.BigEndian.Uint64(r.buf[i:])
+	} else {
+		for k := range 8 {
+			word <<= 8
+			if i+k < len(r.buf) {
+				word |= uint64(r.buf[i+k])
+			}
+		}
+	}
+	v := word << uint(r.pos&7) >> uint(64-n)
+	r.pos += n
 	return v
 }
 
@@ -110,29 +123,42 @@ func (s *xorStream) add(v float64) {
 
 // decode appends the stream's values to dst.
 func (s *xorStream) decode(dst []float64) []float64 {
-	r := bitReader{buf: s.w.buf}
-	var prev uint64
-	var leading, trailing int
-	for i := range s.n {
-		if i == 0 {
-			prev = r.readBits(64)
-			dst = append(dst, math.Float64frombits(prev))
-			continue
-		}
-		if r.readBit() {
-			if r.readBit() {
-				leading = int(r.readBits(5))
-				sig := int(r.readBits(6))
-				if sig == 0 {
-					sig = 64
-				}
-				trailing = 64 - leading - sig
-			}
-			prev ^= r.readBits(64-leading-trailing) << uint(trailing)
-		}
-		dst = append(dst, math.Float64frombits(prev))
+	d := s.decoder()
+	for range s.n {
+		dst = append(dst, d.next())
 	}
 	return dst
+}
+
+// xorDecoder reads a stream value by value, so several streams can be
+// read in lockstep.
+type xorDecoder struct {
+	r                 bitReader
+	started           bool
+	prev              uint64
+	leading, trailing int
+}
+
+func (s *xorStream) decoder() xorDecoder { return xorDecoder{r: bitReader{buf: s.w.buf}} }
+
+func (d *xorDecoder) next() float64 {
+	if !d.started {
+		d.started = true
+		d.prev = d.r.readBits(64)
+		return math.Float64frombits(d.prev)
+	}
+	if d.r.readBit() {
+		if d.r.readBit() {
+			d.leading = int(d.r.readBits(5))
+			sig := int(d.r.readBits(6))
+			if sig == 0 {
+				sig = 64
+			}
+			d.trailing = 64 - d.leading - sig
+		}
+		d.prev ^= d.r.readBits(64-d.leading-d.trailing) << uint(d.trailing)
+	}
+	return math.Float64frombits(d.prev)
 }
 
 // timeStream is a compressed sequence of int64 timestamps: the first, then
@@ -171,4 +197,76 @@ func (s *timeStream) decode(dst []int64) []int64 {
 		dst = append(dst, t)
 	}
 	return dst
+}
+
+// numStream holds a series' values: as varint deltas while they are whole
+// numbers (counts, bucket counts, most counters: a byte or two each, and
+// several times faster to decode than bits), switching for good to an
+// xorStream at the first value that is not (a fraction, NaN, ±Inf).
+type numStream struct {
+	buf  []byte
+	n    int
+	last int64
+	xor  *xorStream
+}
+
+// maxExactInt is the largest magnitude float64 holds every integer up to.
+const maxExactInt = 1 << 53
+
+func (s *numStream) add(v float64) {
+	if s.xor == nil {
+		if iv := int64(v); float64(iv) == v && v > -maxExactInt && v < maxExactInt && !(v == 0 && math.Signbit(v)) {
+			s.buf = binary.AppendVarint(s.buf, iv-s.last)
+			s.last = iv
+			s.n++
+			return
+		}
+		x := &xorStream{}
+		d := s.decoder()
+		for range s.n {
+			x.add(d.next())
+		}
+		s.xor, s.buf = x, nil
+	}
+	s.xor.add(v)
+	s.n++
+}
+
+func (s *numStream) decode(dst []float64) []float64 {
+	d := s.decoder()
+	for range s.n {
+		dst = append(dst, d.next())
+	}
+	return dst
+}
+
+// numDecoder reads a numStream value by value.
+type numDecoder struct {
+	buf  []byte
+	last int64
+	xor  *xorDecoder
+}
+
+func (s *numStream) decoder() numDecoder {
+	if s.xor != nil {
+		d := s.xor.decoder()
+		return numDecoder{xor: &d}
+	}
+	return numDecoder{buf: s.buf}
+}
+
+func (d *numDecoder) next() float64 {
+	if d.xor != nil {
+		return d.xor.next()
+	}
+	if b := d.buf[0]; b < 0x80 {
+		// One byte, the common case: zig-zag decoded inline.
+		d.buf = d.buf[1:]
+		d.last += int64(b>>1) ^ -int64(b&1)
+		return float64(d.last)
+	}
+	v, k := binary.Varint(d.buf)
+	d.buf = d.buf[k:]
+	d.last += v
+	return float64(d.last)
 }

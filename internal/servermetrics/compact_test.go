@@ -94,3 +94,37 @@ func FuzzXORStream(f *testing.F) {
 		roundTripFloats(t, "fuzz", vs)
 	})
 }
+
+// TestNumStreamRoundTrip: whole numbers as varint deltas, then, from the
+// first value that is not one, XOR floats, every value back bit for bit
+// (a negative zero included).
+func TestNumStreamRoundTrip(t *testing.T) {
+	for name, vs := range map[string][]float64{
+		"counts":         {0, 3, 3, 10, 4, 1e15, -7, 0},
+		"then fraction":  {1, 2, 3, 3.5, 4, 5},
+		"specials":       {5, math.NaN(), 6, math.Inf(1), math.Copysign(0, -1), 9007199254740993, -1e300},
+		"fraction first": {0.25, 1, 2},
+		"empty":          nil,
+	} {
+		var s numStream
+		for _, v := range vs {
+			s.add(v)
+		}
+		got := s.decode(nil)
+		if len(got) != len(vs) {
+			t.Fatalf("%s: %d values back", name, len(got))
+		}
+		for i := range vs {
+			if math.Float64bits(got[i]) != math.Float64bits(vs[i]) {
+				t.Fatalf("%s: value %d = %v, want %v", name, i, got[i], vs[i])
+			}
+		}
+	}
+	var s numStream
+	for i := range 5000 {
+		s.add(float64(i * 3))
+	}
+	if s.xor != nil || len(s.buf) > 5000+10 {
+		t.Fatalf("5000 small increments took %d bytes (xor %v), want one each", len(s.buf), s.xor != nil)
+	}
+}

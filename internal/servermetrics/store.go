@@ -40,33 +40,59 @@ type Series struct {
 type storedSeries struct {
 	meta       Series
 	t          timeStream
-	v          xorStream // gauge, counter and unknown values
-	sum, count xorStream
-	buckets    []xorStream // per bound
+	v          numStream // gauge, counter and unknown values
+	sum, count numStream
+	buckets    []numStream // per bound
 }
 
-// decode expands the samples into a Series of plain arrays; a histogram's
-// bucket rows share one allocation, so scanning them in order (estimators
-// fit every scrape interval) reads memory in sequence.
-func (ss *storedSeries) decode() *Series {
+// decodeBuffers are the arrays a decoded series lives in, reused from one
+// series to the next where the caller lets go of each before the next.
+type decodeBuffers struct {
+	t                []int64
+	v, sum, count, b []float64
+	rows             [][]float64
+	dec              []numDecoder
+}
+
+// decode expands the samples into a Series of plain arrays, in fresh
+// arrays when buf is nil, else in buf's (valid until buf's next use). A
+// histogram's bucket streams are read in lockstep, so its rows fill in
+// sequence and share one allocation, which estimators then scan in order.
+func (ss *storedSeries) decode(buf *decodeBuffers) *Series {
+	if buf == nil {
+		buf = &decodeBuffers{}
+	}
 	s := ss.meta
-	s.T = ss.t.decode(make([]int64, 0, ss.t.n))
+	n := ss.t.n
+	s.T = ss.t.decode(buf.t[:0])
+	buf.t = s.T
 	if s.Type != scrape.Histogram {
-		s.V = ss.v.decode(make([]float64, 0, ss.v.n))
+		s.V = ss.v.decode(buf.v[:0])
+		buf.v = s.V
 		return &s
 	}
-	s.Sum = ss.sum.decode(make([]float64, 0, ss.sum.n))
-	s.Count = ss.count.decode(make([]float64, 0, ss.count.n))
-	nb := len(s.Bounds)
-	flat := make([]float64, nb*len(s.T))
-	col := make([]float64, 0, len(s.T))
+	s.Sum = ss.sum.decode(buf.sum[:0])
+	s.Count = ss.count.decode(buf.count[:0])
+	buf.sum, buf.count = s.Sum, s.Count
+	nb := len(ss.buckets)
+	if cap(buf.b) < nb*n {
+		buf.b = make([]float64, nb*n)
+	}
+	flat := buf.b[:nb*n]
+	buf.dec = buf.dec[:0]
 	for b := range ss.buckets {
-		col = ss.buckets[b].decode(col[:0])
-		for i, c := range col {
-			flat[i*nb+b] = c
+		buf.dec = append(buf.dec, ss.buckets[b].decoder())
+	}
+	for i := range n {
+		row := flat[i*nb : (i+1)*nb]
+		for b := range buf.dec {
+			row[b] = buf.dec[b].next()
 		}
 	}
-	s.B = make([][]float64, len(s.T))
+	if cap(buf.rows) < n {
+		buf.rows = make([][]float64, n)
+	}
+	s.B = buf.rows[:n]
 	for i := range s.B {
 		s.B[i] = flat[i*nb : (i+1)*nb : (i+1)*nb]
 	}
@@ -126,7 +152,7 @@ func (st *Store) Add(snap *scrape.Snapshot) {
 			ss.count.add(in.Count)
 			row := alignBuckets(&ss.meta, in.Buckets, &st.row)
 			if ss.buckets == nil {
-				ss.buckets = make([]xorStream, len(row))
+				ss.buckets = make([]numStream, len(row))
 			}
 			for b, c := range row {
 				ss.buckets[b].add(c)
@@ -179,7 +205,7 @@ func (st *Store) Each(fn func(f Family, s *Series)) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	for _, k := range st.sortedKeys() {
-		fn(st.families[k.name], st.series[k].decode())
+		fn(st.families[k.name], st.series[k].decode(nil))
 	}
 }
 
