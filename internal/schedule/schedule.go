@@ -123,6 +123,16 @@ func runPhase(ctx context.Context, p Plan, phase record.Phase, first, count int,
 	}
 }
 
+// issuing reports whether more requests may be sent: neither issuing has
+// stopped nor requests are being cancelled. Both contexts derive from the
+// run's, whose cancellation reaches them one after the other: a goroutine
+// preempted in between leaves requests cancelled while issuing still looks
+// open, and a loop that checked only issueCtx would spin through every
+// remaining request in that window, each cancelled at once.
+func issuing(issueCtx, reqCtx context.Context) bool {
+	return issueCtx.Err() == nil && reqCtx.Err() == nil
+}
+
 // byConcurrency keeps exactly n requests in flight: n workers, each sending
 // its next request as soon as its last one finishes.
 func byConcurrency(issueCtx, reqCtx context.Context, n, first, count int, phase record.Phase, send Sender) {
@@ -133,7 +143,7 @@ func byConcurrency(issueCtx, reqCtx context.Context, n, first, count int, phase 
 	}
 	for range n {
 		wg.Go(func() {
-			for issueCtx.Err() == nil {
+			for issuing(issueCtx, reqCtx) {
 				i := int(next.Add(1) - 1)
 				if count > 0 && i >= count {
 					return
@@ -168,7 +178,7 @@ func byRate(issueCtx, reqCtx context.Context, p Plan, first, count int, start ti
 			case <-issueCtx.Done():
 				return
 			}
-		} else if issueCtx.Err() != nil {
+		} else if !issuing(issueCtx, reqCtx) {
 			return
 		}
 		if slots != nil {
@@ -177,6 +187,12 @@ func byRate(issueCtx, reqCtx context.Context, p Plan, first, count int, start ti
 			case <-issueCtx.Done():
 				return
 			}
+		}
+		if !issuing(issueCtx, reqCtx) {
+			if slots != nil {
+				<-slots
+			}
+			return
 		}
 		job := Job{Index: first + i, Phase: phase}
 		wg.Go(func() {
