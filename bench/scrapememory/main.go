@@ -18,11 +18,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -33,21 +35,57 @@ import (
 	"github.com/llmbench/llmbench/internal/stats"
 )
 
-// exposition renders scrape n: 8 engines × 25 histogram families of 20
-// buckets, 30 gauges and 30 counters, every count growing with n.
-func exposition(n int) []byte {
+// exposition renders a vLLM-like /metrics page of about 400 KB: 8 engines
+// × 25 histogram families of 20 buckets, 30 gauges and 30 counters.
+//
+// By default its values move the way a busy server's do between two
+// scrapes: each histogram series takes 0–40 new observations around its
+// own typical bucket (its sum grows by their fractional seconds), each
+// counter grows by a few, each gauge wanders. With churn every count jumps
+// by hundreds at every scrape and may fall: a worst case for the store's
+// compression, not a server's behaviour.
+type exposition struct {
+	churn bool
+	n     int
+	rng   *rand.Rand
+	// Per histogram series: observations per bucket (not cumulative), sum.
+	obs [25 * 8][20]int
+	sum [25 * 8]float64
+	ctr [30 * 8]int
+}
+
+func (x *exposition) next() []byte {
+	x.n++
+	n := x.n
 	var b bytes.Buffer
 	for f := range 25 {
 		name := fmt.Sprintf("vllm:hist_%02d_seconds", f)
 		fmt.Fprintf(&b, "# HELP %s Histogram %d in seconds.\n# TYPE %s histogram\n", name, f, name)
 		for e := range 8 {
+			s := f*8 + e
 			lbl := fmt.Sprintf(`engine="%d",model_name="Qwen/Qwen3-0.6B"`, e)
+			if !x.churn {
+				typical := (f + e) % 16
+				for range x.rng.IntN(41) {
+					k := min(max(typical+int(x.rng.NormFloat64()*1.5), 0), 19)
+					x.obs[s][k]++
+					x.sum[s] += 0.001 * float64(int(1)<<k) * (0.5 + 0.5*x.rng.Float64())
+				}
+			}
 			cum := 0
 			for k := range 20 {
-				cum += (k*3 + n*(k%4+1)) % 997
+				if x.churn {
+					cum += (k*3 + n*(k%4+1)) % 997
+				} else {
+					cum += x.obs[s][k]
+				}
 				fmt.Fprintf(&b, "%s_bucket{%s,le=\"%g\"} %d\n", name, lbl, 0.001*float64(int(1)<<k), cum)
 			}
-			fmt.Fprintf(&b, "%s_bucket{%s,le=\"+Inf\"} %d\n%s_sum{%s} %g\n%s_count{%s} %d\n", name, lbl, cum, name, lbl, float64(cum)*0.37, name, lbl, cum)
+			sum := x.sum[s]
+			if x.churn {
+				sum = float64(cum) * 0.37
+			}
+			fmt.Fprintf(&b, "%s_bucket{%s,le=\"+Inf\"} %d\n%s_sum{%s} %g\n%s_count{%s} %d\n", name, lbl, cum, name, lbl, sum, name, lbl, cum)
 		}
 	}
 	for f := range 30 {
@@ -57,7 +95,12 @@ func exposition(n int) []byte {
 		}
 		fmt.Fprintf(&b, "# HELP vllm:counter_%02d_total A counter.\n# TYPE vllm:counter_%02d_total counter\n", f, f)
 		for e := range 8 {
-			fmt.Fprintf(&b, "vllm:counter_%02d_total{engine=\"%d\",model_name=\"Qwen/Qwen3-0.6B\"} %d\n", f, e, f*e*1000+n*7)
+			c := f*e*1000 + n*7
+			if !x.churn {
+				x.ctr[f*8+e] += x.rng.IntN(8)
+				c = x.ctr[f*8+e]
+			}
+			fmt.Fprintf(&b, "vllm:counter_%02d_total{engine=\"%d\",model_name=\"Qwen/Qwen3-0.6B\"} %d\n", f, e, c)
 		}
 	}
 	return b.Bytes()
@@ -81,15 +124,20 @@ func peakRSS() string {
 func main() {
 	scrapes := flag.Int("scrapes", 2000, "scrapes to take")
 	withParquet := flag.Bool("parquet", false, "write the Parquet export too")
+	churn := flag.Bool("churn", false, "move every value by hundreds at every scrape (worst case)")
 	flag.Parse()
 
-	var served atomic.Int64
+	var mu sync.Mutex
+	page := &exposition{churn: *churn, rng: rand.New(rand.NewPCG(1, 2))}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		mu.Lock()
+		body := page.next()
+		mu.Unlock()
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
-		w.Write(exposition(int(served.Add(1))))
+		w.Write(body)
 	}))
 	defer srv.Close()
-	size := len(exposition(1))
+	size := len((&exposition{churn: *churn, rng: rand.New(rand.NewPCG(1, 2))}).next())
 
 	store := servermetrics.NewStore()
 	clock := record.NewClock()
@@ -144,7 +192,7 @@ func main() {
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	fmt.Printf("scrapes %d of %d KB in %v; parquet %v (%d KB); live heap after GC %d MB (%d metrics); peak RSS %s\n",
-		got.Load(), size/1000, scraped.Round(time.Millisecond), *withParquet, parquetSize/1000, ms.HeapAlloc>>20, len(sm.Metrics), peakRSS())
+	fmt.Printf("churn %v; scrapes %d of %d KB in %v; parquet %v (%d KB); live heap after GC %d MB (%d metrics); peak RSS %s\n",
+		*churn, got.Load(), size/1000, scraped.Round(time.Millisecond), *withParquet, parquetSize/1000, ms.HeapAlloc>>20, len(sm.Metrics), peakRSS())
 	runtime.KeepAlive(store)
 }

@@ -121,7 +121,7 @@ func (st *Store) Aggregate(w Window, est Estimator) []Metric {
 	var names []string
 	var buf decodeBuffers // one series expanded at a time, in reused arrays
 	for _, ss := range st.series {
-		s := ss.decode(&buf)
+		s := ss.decode(&buf, st.scrapes[ss.meta.Endpoint])
 		agg, ok := st.aggregateSeries(s, w, est, qs)
 		if !ok {
 			continue
@@ -534,7 +534,7 @@ func (st *Store) Points(w Window, fn func(f Family, s *Series, pts []Point)) {
 	var pts []Point
 	var buf decodeBuffers // fn must not keep the series past its call
 	for _, k := range st.sortedKeys() {
-		s := st.series[k].decode(&buf)
+		s := st.series[k].decode(&buf, st.scrapes[k.endpoint])
 		ref, first, ok := st.reference(s, w)
 		if !ok {
 			continue

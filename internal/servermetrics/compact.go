@@ -9,10 +9,11 @@ import (
 // The store keeps samples compressed, the way Prometheus' TSDB keeps its
 // chunks (Gorilla, Pelkonen et al., VLDB 2015): each float as its XOR with
 // the previous one, which costs a bit when a value did not change and a few
-// bytes when it moved a little, and timestamps as varint delta-of-deltas,
-// a byte or two for a regular schedule. Series are decoded one at a time,
-// only to aggregate or export, so a long run holds a few bytes per value
-// instead of eight.
+// bytes when it moved a little, and whole numbers as bit-packed deltas, a
+// bit when they did not move and a byte for a small step. Timestamps are
+// shared by all the series of one scrape (store.go). Series are decoded
+// one at a time, only to aggregate or export, so a long run holds a bit or
+// a few bytes per value instead of eight.
 
 // bitWriter appends bits, most significant first.
 type bitWriter struct {
@@ -161,50 +162,17 @@ func (d *xorDecoder) next() float64 {
 	return math.Float64frombits(d.prev)
 }
 
-// timeStream is a compressed sequence of int64 timestamps: the first, then
-// zig-zag varint delta-of-deltas.
-type timeStream struct {
-	buf             []byte
-	n               int
-	last, lastDelta int64
-}
-
-func (s *timeStream) add(t int64) {
-	switch s.n {
-	case 0:
-		s.buf = binary.AppendVarint(s.buf, t)
-	default:
-		d := t - s.last
-		s.buf = binary.AppendVarint(s.buf, d-s.lastDelta)
-		s.lastDelta = d
-	}
-	s.last = t
-	s.n++
-}
-
-func (s *timeStream) decode(dst []int64) []int64 {
-	buf := s.buf
-	var t, delta int64
-	for i := range s.n {
-		v, k := binary.Varint(buf)
-		buf = buf[k:]
-		if i == 0 {
-			t = v
-		} else {
-			delta += v
-			t += delta
-		}
-		dst = append(dst, t)
-	}
-	return dst
-}
-
-// numStream holds a series' values: as varint deltas while they are whole
-// numbers (counts, bucket counts, most counters: a byte or two each, and
-// several times faster to decode than bits), switching for good to an
-// xorStream at the first value that is not (a fraction, NaN, ±Inf).
+// numStream holds a series' values: as bit-packed deltas while they are
+// whole numbers (counts, bucket counts, most counters and gauges: one bit
+// for a value that did not move, a byte for a small step), switching for
+// good to an xorStream at the first value that is not (a fraction, NaN,
+// ±Inf, beyond 2^53).
+//
+// A delta d is zig-zagged to z (0, -1, 1, -2, … → 0, 1, 2, 3, …) and
+// written as '0' when z is 0, '10' and 6 bits below 64, '110' and 13 bits
+// below 8192, else '111' and all 64 bits.
 type numStream struct {
-	buf  []byte
+	w    bitWriter
 	n    int
 	last int64
 	xor  *xorStream
@@ -213,10 +181,28 @@ type numStream struct {
 // maxExactInt is the largest magnitude float64 holds every integer up to.
 const maxExactInt = 1 << 53
 
+// wholeNumber reports whether v is an integer the delta code holds exactly.
+func wholeNumber(v float64) bool {
+	return v > -maxExactInt && v < maxExactInt && float64(int64(v)) == v && !(v == 0 && math.Signbit(v))
+}
+
 func (s *numStream) add(v float64) {
 	if s.xor == nil {
-		if iv := int64(v); float64(iv) == v && v > -maxExactInt && v < maxExactInt && !(v == 0 && math.Signbit(v)) {
-			s.buf = binary.AppendVarint(s.buf, iv-s.last)
+		if wholeNumber(v) {
+			iv := int64(v)
+			d := iv - s.last
+			z := uint64(d<<1) ^ uint64(d>>63)
+			switch {
+			case z == 0:
+				s.w.writeBit(false)
+			case z < 1<<6:
+				s.w.writeBits(0b10<<6|z, 8)
+			case z < 1<<13:
+				s.w.writeBits(0b110<<13|z, 16)
+			default:
+				s.w.writeBits(0b111, 3)
+				s.w.writeBits(z, 64)
+			}
 			s.last = iv
 			s.n++
 			return
@@ -226,7 +212,7 @@ func (s *numStream) add(v float64) {
 		for range s.n {
 			x.add(d.next())
 		}
-		s.xor, s.buf = x, nil
+		s.xor, s.w = x, bitWriter{}
 	}
 	s.xor.add(v)
 	s.n++
@@ -242,7 +228,7 @@ func (s *numStream) decode(dst []float64) []float64 {
 
 // numDecoder reads a numStream value by value.
 type numDecoder struct {
-	buf  []byte
+	r    bitReader
 	last int64
 	xor  *xorDecoder
 }
@@ -252,21 +238,28 @@ func (s *numStream) decoder() numDecoder {
 		d := s.xor.decoder()
 		return numDecoder{xor: &d}
 	}
-	return numDecoder{buf: s.buf}
+	return numDecoder{r: bitReader{buf: s.w.buf}}
 }
 
 func (d *numDecoder) next() float64 {
 	if d.xor != nil {
 		return d.xor.next()
 	}
-	if b := d.buf[0]; b < 0x80 {
-		// One byte, the common case: zig-zag decoded inline.
-		d.buf = d.buf[1:]
-		d.last += int64(b>>1) ^ -int64(b&1)
+	r := &d.r
+	if r.buf[r.pos>>3]>>(7-uint(r.pos&7))&1 == 0 {
+		r.pos++ // unchanged, the common case
 		return float64(d.last)
 	}
-	v, k := binary.Varint(d.buf)
-	d.buf = d.buf[k:]
-	d.last += v
+	var z uint64
+	switch head := r.readBits(3); {
+	case head < 0b110:
+		r.pos-- // '10': the third bit was the value's first
+		z = r.readBits(6)
+	case head == 0b110:
+		z = r.readBits(13)
+	default:
+		z = r.readBits(64)
+	}
+	d.last += int64(z>>1) ^ -int64(z&1)
 	return float64(d.last)
 }

@@ -59,28 +59,6 @@ func TestXORStreamRoundTrip(t *testing.T) {
 	roundTripFloats(t, "latency sum", latencySum)
 }
 
-func TestTimeStreamRoundTrip(t *testing.T) {
-	rng := rand.New(rand.NewPCG(5, 6))
-	ts := []int64{1_763_700_000_000_000_000}
-	for range 5000 {
-		ts = append(ts, ts[len(ts)-1]+333_000_000+int64(rng.IntN(200_000))-100_000)
-	}
-	ts = append(ts, ts[len(ts)-1]-5, math.MaxInt64/4, 0) // out of order and far jumps survive
-	var s timeStream
-	for _, x := range ts {
-		s.add(x)
-	}
-	got := s.decode(nil)
-	for i := range ts {
-		if got[i] != ts[i] {
-			t.Fatalf("timestamp %d = %d, want %d", i, got[i], ts[i])
-		}
-	}
-	if per := float64(len(s.buf)) / float64(len(ts)); per > 4 {
-		t.Errorf("%.1f bytes per timestamp of a 333 ms schedule with 0.1 ms jitter, want at most 4", per)
-	}
-}
-
 // FuzzXORStream: any byte sequence, read as floats, round-trips.
 func FuzzXORStream(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 0, 0, 0, 0xf0, 0x3f, 0, 0, 0, 0, 0, 0, 0, 0x40})
@@ -124,7 +102,56 @@ func TestNumStreamRoundTrip(t *testing.T) {
 	for i := range 5000 {
 		s.add(float64(i * 3))
 	}
-	if s.xor != nil || len(s.buf) > 5000+10 {
-		t.Fatalf("5000 small increments took %d bytes (xor %v), want one each", len(s.buf), s.xor != nil)
+	if s.xor != nil || len(s.w.buf) > 5000+10 {
+		t.Fatalf("5000 small increments took %d bytes (xor %v), want one each", len(s.w.buf), s.xor != nil)
 	}
+	var still numStream
+	for range 8000 {
+		still.add(42)
+	}
+	if len(still.w.buf) > 1000+2 {
+		t.Fatalf("8000 unchanged values took %d bytes, want a bit each", len(still.w.buf))
+	}
+}
+
+// FuzzNumStream: any sequence of whole numbers and others, taken from the
+// fuzzer's bytes as deltas of every size the code has, round-trips.
+func FuzzNumStream(f *testing.F) {
+	f.Add([]byte{0, 1, 2, 0x80, 0xff, 0x7f, 0x40, 0x3f})
+	f.Add([]byte("llmbench counts"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var vs []float64
+		last := 0.0
+		for len(b) >= 2 {
+			kind, x := b[0], b[1]
+			b = b[2:]
+			switch kind % 6 {
+			case 0:
+			case 1:
+				last += float64(int8(x))
+			case 2:
+				last += float64(int16(x)<<6 - 5000)
+			case 3:
+				last = float64(int64(x)<<45) * float64(int8(x)|1)
+			case 4:
+				last = float64(x) + 0.5
+			default:
+				last = math.Float64frombits(uint64(x) * 0x0101010101010101)
+			}
+			vs = append(vs, last)
+		}
+		var s numStream
+		for _, v := range vs {
+			s.add(v)
+		}
+		got := s.decode(nil)
+		if len(got) != len(vs) {
+			t.Fatalf("%d values back, want %d", len(got), len(vs))
+		}
+		for i := range vs {
+			if math.Float64bits(got[i]) != math.Float64bits(vs[i]) {
+				t.Fatalf("value %d = %v, want %v", i, got[i], vs[i])
+			}
+		}
+	})
 }

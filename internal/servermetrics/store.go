@@ -38,11 +38,125 @@ type Series struct {
 // storedSeries is a series as the store holds it: its description (a
 // Series without samples) and its samples compressed (compact.go).
 type storedSeries struct {
-	meta       Series
-	t          timeStream
+	meta Series
+	// runs are the endpoint's scrapes the series has a sample in, as runs
+	// of consecutive indexes into Store.scrapes: the timestamps are the
+	// endpoint's, shared, so a series present from its first scrape on
+	// holds one run instead of a timestamp per sample.
+	runs       []scrapeRun
+	n          int
 	v          numStream // gauge, counter and unknown values
 	sum, count numStream
 	buckets    []numStream // per bound
+	// While every bucket count is a whole number, bucket b holds the
+	// observations in its own range (c_b − c_{b−1}): that count stays put
+	// between scrapes unless an observation fell in that range, so a
+	// histogram costs a bit per quiet bucket. cumulativeBuckets: they hold
+	// the counts as scraped (from the first count that is not whole on).
+	cumulativeBuckets bool
+}
+
+// scrapeRun is n consecutive scrapes of an endpoint from index first.
+type scrapeRun struct{ first, n int32 }
+
+// addScrape records a sample at the endpoint's scrape idx; false when the
+// series has one there already (an exposition that repeats a series: the
+// first is kept, as Prometheus rejects the repeat).
+func (ss *storedSeries) addScrape(idx int32) bool {
+	if k := len(ss.runs) - 1; k >= 0 {
+		r := &ss.runs[k]
+		switch end := r.first + r.n; {
+		case end > idx:
+			return false
+		case end == idx:
+			r.n++
+			ss.n++
+			return true
+		}
+	}
+	ss.runs = append(ss.runs, scrapeRun{idx, 1})
+	ss.n++
+	return true
+}
+
+// addBuckets appends one scrape's cumulative bucket counts.
+func (ss *storedSeries) addBuckets(row []float64) {
+	if ss.buckets == nil {
+		ss.buckets = make([]numStream, len(row))
+	}
+	if !ss.cumulativeBuckets {
+		whole := true
+		for _, c := range row {
+			whole = whole && wholeNumber(c)
+		}
+		if !whole {
+			ss.reencodeCumulative()
+		}
+	}
+	below := 0.0
+	for b, c := range row {
+		if ss.cumulativeBuckets {
+			ss.buckets[b].add(c)
+			continue
+		}
+		ss.buckets[b].add(c - below) // exact: both whole and below 2^53
+		below = c
+	}
+}
+
+// reencodeCumulative turns per-range bucket counts back into the
+// cumulative counts scraped, for a histogram whose counts stopped being
+// whole numbers.
+func (ss *storedSeries) reencodeCumulative() {
+	rows := ss.decodeBuckets(nil)
+	ss.buckets = make([]numStream, len(ss.buckets))
+	ss.cumulativeBuckets = true
+	for _, row := range rows {
+		for b, c := range row {
+			ss.buckets[b].add(c)
+		}
+	}
+}
+
+// decodeBuckets expands the cumulative bucket counts, one row per sample,
+// in buf's arrays (fresh ones when buf is nil); the bucket streams are read in
+// lockstep so the rows fill in sequence and share one allocation, which
+// estimators then scan in order.
+func (ss *storedSeries) decodeBuckets(buf *decodeBuffers) [][]float64 {
+	if buf == nil {
+		buf = &decodeBuffers{}
+	}
+	n, nb := 0, len(ss.buckets)
+	if nb > 0 {
+		n = ss.buckets[0].n // rows stored so far (ss.n may count one being added)
+	}
+	if cap(buf.b) < nb*n {
+		buf.b = make([]float64, nb*n)
+	}
+	flat := buf.b[:nb*n]
+	buf.dec = buf.dec[:0]
+	for b := range ss.buckets {
+		buf.dec = append(buf.dec, ss.buckets[b].decoder())
+	}
+	for i := range n {
+		row := flat[i*nb : (i+1)*nb]
+		below := 0.0
+		for b := range buf.dec {
+			row[b] = buf.dec[b].next()
+			if !ss.cumulativeBuckets {
+				row[b] += below
+				below = row[b]
+			}
+		}
+	}
+	if cap(buf.rows) < n {
+		buf.rows = make([][]float64, n)
+	}
+	rows := buf.rows[:n]
+	for i := range rows {
+		rows[i] = flat[i*nb : (i+1)*nb : (i+1)*nb]
+	}
+	return rows
 }
 
 // decodeBuffers are the arrays a decoded series lives in, reused from one
@@ -55,16 +169,17 @@ type decodeBuffers struct {
 }
 
 // decode expands the samples into a Series of plain arrays, in fresh
-// arrays when buf is nil, else in buf's (valid until buf's next use). A
-// histogram's bucket streams are read in lockstep, so its rows fill in
-// sequence and share one allocation, which estimators then scan in order.
-func (ss *storedSeries) decode(buf *decodeBuffers) *Series {
+// arrays when buf is nil, else in buf's (valid until buf's next use).
+// scrapes are the endpoint's snapshot times.
+func (ss *storedSeries) decode(buf *decodeBuffers, scrapes []int64) *Series {
 	if buf == nil {
 		buf = &decodeBuffers{}
 	}
 	s := ss.meta
-	n := ss.t.n
-	s.T = ss.t.decode(buf.t[:0])
+	s.T = buf.t[:0]
+	for _, r := range ss.runs {
+		s.T = append(s.T, scrapes[r.first:r.first+r.n]...)
+	}
 	buf.t = s.T
 	if s.Type != scrape.Histogram {
 		s.V = ss.v.decode(buf.v[:0])
@@ -74,28 +189,7 @@ func (ss *storedSeries) decode(buf *decodeBuffers) *Series {
 	s.Sum = ss.sum.decode(buf.sum[:0])
 	s.Count = ss.count.decode(buf.count[:0])
 	buf.sum, buf.count = s.Sum, s.Count
-	nb := len(ss.buckets)
-	if cap(buf.b) < nb*n {
-		buf.b = make([]float64, nb*n)
-	}
-	flat := buf.b[:nb*n]
-	buf.dec = buf.dec[:0]
-	for b := range ss.buckets {
-		buf.dec = append(buf.dec, ss.buckets[b].decoder())
-	}
-	for i := range n {
-		row := flat[i*nb : (i+1)*nb]
-		for b := range buf.dec {
-			row[b] = buf.dec[b].next()
-		}
-	}
-	if cap(buf.rows) < n {
-		buf.rows = make([][]float64, n)
-	}
-	s.B = buf.rows[:n]
-	for i := range s.B {
-		s.B[i] = flat[i*nb : (i+1)*nb : (i+1)*nb]
-	}
+	s.B = ss.decodeBuckets(buf)
 	return &s
 }
 
@@ -127,6 +221,7 @@ func (st *Store) Add(snap *scrape.Snapshot) {
 	defer st.mu.Unlock()
 	ts := snap.TimestampNs()
 	st.scrapes[snap.Endpoint] = append(st.scrapes[snap.Endpoint], ts)
+	idx := int32(len(st.scrapes[snap.Endpoint]) - 1)
 	for i := range snap.Families {
 		f := &snap.Families[i]
 		if _, ok := st.families[f.Name]; !ok {
@@ -140,23 +235,16 @@ func (st *Store) Add(snap *scrape.Snapshot) {
 				ss = &storedSeries{meta: Series{Endpoint: snap.Endpoint, Name: f.Name, Type: f.Type, Labels: in.Labels}}
 				st.series[k] = ss
 			}
-			if ss.meta.Type != f.Type {
-				continue // a family that changed type mid-run: keep the first
+			if ss.meta.Type != f.Type || !ss.addScrape(idx) {
+				continue // a family that changed type mid-run, or a repeated series: keep the first
 			}
-			ss.t.add(ts)
 			if f.Type != scrape.Histogram {
 				ss.v.add(in.Value)
 				continue
 			}
 			ss.sum.add(in.Sum)
 			ss.count.add(in.Count)
-			row := alignBuckets(&ss.meta, in.Buckets, &st.row)
-			if ss.buckets == nil {
-				ss.buckets = make([]numStream, len(row))
-			}
-			for b, c := range row {
-				ss.buckets[b].add(c)
-			}
+			ss.addBuckets(alignBuckets(&ss.meta, in.Buckets, &st.row))
 		}
 	}
 }
@@ -205,7 +293,7 @@ func (st *Store) Each(fn func(f Family, s *Series)) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	for _, k := range st.sortedKeys() {
-		fn(st.families[k.name], st.series[k].decode(nil))
+		fn(st.families[k.name], st.series[k].decode(nil, st.scrapes[k.endpoint]))
 	}
 }
 
