@@ -122,15 +122,6 @@ func (s *xorStream) add(v float64) {
 	s.w.writeBits(d>>trail, sig)
 }
 
-// decode appends the stream's values to dst.
-func (s *xorStream) decode(dst []float64) []float64 {
-	d := s.decoder()
-	for range s.n {
-		dst = append(dst, d.next())
-	}
-	return dst
-}
-
 // xorDecoder reads a stream value by value, so several streams can be
 // read in lockstep.
 type xorDecoder struct {
@@ -189,22 +180,7 @@ func wholeNumber(v float64) bool {
 func (s *numStream) add(v float64) {
 	if s.xor == nil {
 		if wholeNumber(v) {
-			iv := int64(v)
-			d := iv - s.last
-			z := uint64(d<<1) ^ uint64(d>>63)
-			switch {
-			case z == 0:
-				s.w.writeBit(false)
-			case z < 1<<6:
-				s.w.writeBits(0b10<<6|z, 8)
-			case z < 1<<13:
-				s.w.writeBits(0b110<<13|z, 16)
-			default:
-				s.w.writeBits(0b111, 3)
-				s.w.writeBits(z, 64)
-			}
-			s.last = iv
-			s.n++
+			s.addWhole(int64(v))
 			return
 		}
 		x := &xorStream{}
@@ -218,6 +194,27 @@ func (s *numStream) add(v float64) {
 	s.n++
 }
 
+// addWhole appends a value the caller knows is a whole number below 2^53
+// in magnitude, to a stream that holds only such values so far.
+func (s *numStream) addWhole(iv int64) {
+	d := iv - s.last
+	z := uint64(d<<1) ^ uint64(d>>63)
+	switch {
+	case z == 0:
+		s.w.writeBit(false)
+	case z < 1<<6:
+		s.w.writeBits(0b10<<6|z, 8)
+	case z < 1<<13:
+		s.w.writeBits(0b110<<13|z, 16)
+	default:
+		s.w.writeBits(0b111, 3)
+		s.w.writeBits(z, 64)
+	}
+	s.last = iv
+	s.n++
+}
+
+// decode appends the stream's values to dst.
 func (s *numStream) decode(dst []float64) []float64 {
 	d := s.decoder()
 	for range s.n {

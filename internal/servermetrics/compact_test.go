@@ -13,7 +13,10 @@ func roundTripFloats(t *testing.T, name string, vs []float64) int {
 	for _, v := range vs {
 		s.add(v)
 	}
-	got := s.decode(nil)
+	var got []float64
+	for d := s.decoder(); len(got) < s.n; {
+		got = append(got, d.next())
+	}
 	if len(got) != len(vs) {
 		t.Fatalf("%s: %d values back, want %d", name, len(got), len(vs))
 	}

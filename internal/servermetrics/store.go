@@ -52,7 +52,8 @@ type storedSeries struct {
 	// observations in its own range (c_b − c_{b−1}): that count stays put
 	// between scrapes unless an observation fell in that range, so a
 	// histogram costs a bit per quiet bucket. cumulativeBuckets: they hold
-	// the counts as scraped (from the first count that is not whole on).
+	// the counts as scraped (from the first count that is not a whole
+	// number from 0 to 2^53 on).
 	cumulativeBuckets bool
 }
 
@@ -87,20 +88,23 @@ func (ss *storedSeries) addBuckets(row []float64) {
 	if !ss.cumulativeBuckets {
 		whole := true
 		for _, c := range row {
-			whole = whole && wholeNumber(c)
+			// Counts from 0 to 2^53 keep every difference exact.
+			whole = whole && wholeNumber(c) && c >= 0
 		}
 		if !whole {
 			ss.reencodeCumulative()
 		}
 	}
-	below := 0.0
-	for b, c := range row {
-		if ss.cumulativeBuckets {
+	if ss.cumulativeBuckets {
+		for b, c := range row {
 			ss.buckets[b].add(c)
-			continue
 		}
-		ss.buckets[b].add(c - below) // exact: both whole and below 2^53
-		below = c
+		return
+	}
+	below := int64(0)
+	for b, c := range row {
+		ss.buckets[b].addWhole(int64(c) - below) // whole, as checked above
+		below = int64(c)
 	}
 }
 
@@ -108,7 +112,7 @@ func (ss *storedSeries) addBuckets(row []float64) {
 // cumulative counts scraped, for a histogram whose counts stopped being
 // whole numbers.
 func (ss *storedSeries) reencodeCumulative() {
-	rows := ss.decodeBuckets(nil)
+	rows := ss.decodeBuckets(nil, ss.buckets[0].n) // the row being added is not stored yet
 	ss.buckets = make([]numStream, len(ss.buckets))
 	ss.cumulativeBuckets = true
 	for _, row := range rows {
@@ -118,18 +122,15 @@ func (ss *storedSeries) reencodeCumulative() {
 	}
 }
 
-// decodeBuckets expands the cumulative bucket counts, one row per sample,
-// in buf's arrays (fresh ones when buf is nil); the bucket streams are read in
-// lockstep so the rows fill in sequence and share one allocation, which
-// estimators then scan in order.
-func (ss *storedSeries) decodeBuckets(buf *decodeBuffers) [][]float64 {
+// decodeBuckets expands the first n rows of cumulative bucket counts, one
+// per sample, in buf's arrays (fresh ones when buf is nil). The bucket
+// streams are read in lockstep, so the rows fill in sequence and share one
+// allocation, which estimators then scan in order.
+func (ss *storedSeries) decodeBuckets(buf *decodeBuffers, n int) [][]float64 {
 	if buf == nil {
 		buf = &decodeBuffers{}
 	}
-	n, nb := 0, len(ss.buckets)
-	if nb > 0 {
-		n = ss.buckets[0].n // rows stored so far (ss.n may count one being added)
-	}
+	nb := len(ss.buckets)
 	if cap(buf.b) < nb*n {
 		buf.b = make([]float64, nb*n)
 	}
@@ -189,7 +190,7 @@ func (ss *storedSeries) decode(buf *decodeBuffers, scrapes []int64) *Series {
 	s.Sum = ss.sum.decode(buf.sum[:0])
 	s.Count = ss.count.decode(buf.count[:0])
 	buf.sum, buf.count = s.Sum, s.Count
-	s.B = ss.decodeBuckets(buf)
+	s.B = ss.decodeBuckets(buf, ss.n)
 	return &s
 }
 

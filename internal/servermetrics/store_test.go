@@ -129,3 +129,31 @@ func TestQuietHistogramCostsABitPerBucket(t *testing.T) {
 		t.Errorf("%.1f bytes of buckets per scrape, want about 3.4 (one byte and 19 bits)", per)
 	}
 }
+
+// TestStoreOddHistograms: a histogram without buckets keeps a row per
+// sample, and counts whose differences a float64 cannot hold exactly
+// (negative, near ±2^53) come back exactly.
+func TestStoreOddHistograms(t *testing.T) {
+	st := NewStore()
+	inf := math.Inf(1)
+	big := float64(1<<53 - 1)
+	rows := [][]float64{{3, 5}, {-big, big}, {-big + 1, big}}
+	for i, row := range rows {
+		st.Add(&scrape.Snapshot{Endpoint: ep, FirstByteNs: int64(i), Families: []scrape.Family{
+			{Name: "bare", Type: scrape.Histogram, Series: []scrape.Series{{Count: float64(i), Sum: 1}}},
+			{Name: "odd", Type: scrape.Histogram, Series: []scrape.Series{{Count: row[1], Buckets: []scrape.Bucket{{UpperBound: 1, Count: row[0]}, {UpperBound: inf, Count: row[1]}}}}},
+		}})
+	}
+	st.Each(func(_ Family, s *Series) {
+		switch s.Name {
+		case "bare":
+			if len(s.B) != 3 || len(s.B[2]) != 0 || !reflect.DeepEqual(s.Count, []float64{0, 1, 2}) {
+				t.Errorf("bare histogram: buckets %v counts %v, want 3 empty rows and 0, 1, 2", s.B, s.Count)
+			}
+		case "odd":
+			if !reflect.DeepEqual(s.B, rows) {
+				t.Errorf("odd histogram: buckets %v, want %v", s.B, rows)
+			}
+		}
+	})
+}
