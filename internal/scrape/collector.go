@@ -1,9 +1,11 @@
 package scrape
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"net"
 	"net/http"
@@ -52,6 +54,8 @@ type Collector struct {
 	logMu     sync.Mutex
 	cancel    context.CancelFunc
 	loops     sync.WaitGroup
+	// hashSeed keys the body hashes that tell a changed exposition.
+	hashSeed maphash.Seed
 }
 
 type endpoint struct {
@@ -59,6 +63,9 @@ type endpoint struct {
 	configured string
 	url        string
 	user       *url.Userinfo
+	// parser and body read e's scrapes, under mu.
+	parser *Parser
+	body   bytes.Buffer
 	// live is the URL in use while the endpoint is scraped, nil once it is
 	// disabled: readable without waiting for a scrape that holds mu.
 	live      atomic.Pointer[string]
@@ -117,7 +124,7 @@ func NewCollector(opts Options) *Collector {
 	if opts.Log == nil {
 		opts.Log = io.Discard
 	}
-	c := &Collector{opts: opts, hc: &http.Client{Transport: &http.Transport{
+	c := &Collector{opts: opts, hashSeed: maphash.MakeSeed(), hc: &http.Client{Transport: &http.Transport{
 		DialContext:         (&net.Dialer{Timeout: opts.ReachabilityTimeout}).DialContext,
 		MaxIdleConnsPerHost: 2,
 		IdleConnTimeout:     30 * time.Second,
@@ -126,7 +133,7 @@ func NewCollector(opts Options) *Collector {
 	for _, u := range opts.URLs {
 		if !seen[u] {
 			seen[u] = true
-			e := &endpoint{configured: u, url: u, user: opts.Users[u]}
+			e := &endpoint{configured: u, url: u, user: opts.Users[u], parser: NewParser()}
 			e.live.Store(&u)
 			c.endpoints = append(c.endpoints, e)
 		}
@@ -314,7 +321,7 @@ func (c *Collector) scrape(ctx context.Context, e *endpoint, first bool) bool {
 	}
 	fctx, cancel := context.WithTimeout(ctx, c.opts.ReachabilityTimeout)
 	defer cancel()
-	snap, err := fetch(fctx, c.hc, c.opts.Clock, e.url, e.user)
+	snap, err := fetch(fctx, c.hc, c.opts.Clock, e.url, e)
 	if err != nil && errors.Is(err, ErrNotPrometheus) {
 		snap, err = c.notPrometheus(fctx, e, err)
 		if err != nil {
@@ -345,7 +352,7 @@ func (c *Collector) notPrometheus(ctx context.Context, e *endpoint, cause error)
 	if !e.probed {
 		e.probed = true
 		if alt, ok := fallbackURL(e.url); ok {
-			if snap, err := fetch(ctx, c.hc, c.opts.Clock, alt, e.user); err == nil {
+			if snap, err := fetch(ctx, c.hc, c.opts.Clock, alt, e); err == nil {
 				c.logf("INFO  Server metrics endpoint %s is not Prometheus; using %s instead.", e.url, alt)
 				e.url = alt
 				e.live.Store(&alt)
@@ -377,7 +384,7 @@ func (c *Collector) record(e *endpoint, snap *Snapshot) {
 	}
 	in.LastFetchNs = ts
 	e.latencySum += snap.LatencyNs()
-	h := hashBody(snap.Raw)
+	h := maphash.Bytes(c.hashSeed, snap.Raw)
 	snap.Changed = !e.hasHash || h != e.lastHash
 	e.lastHash, e.hasHash = h, true
 	if snap.Changed {

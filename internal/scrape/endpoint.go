@@ -1,11 +1,9 @@
 package scrape
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"mime"
 	"net/http"
@@ -25,7 +23,8 @@ type Snapshot struct {
 	Families                           []Family
 	// Changed is true when the body differs from the endpoint's previous one.
 	Changed bool
-	// Raw is the body as received.
+	// Raw is the body as received, valid until the endpoint's next scrape:
+	// the collector reuses its buffer.
 	Raw []byte
 }
 
@@ -38,8 +37,9 @@ func (s *Snapshot) LatencyNs() int64 { return s.DoneNs - s.RequestSentNs }
 // ErrNotPrometheus marks a response that is not Prometheus exposition.
 var ErrNotPrometheus = errors.New("not Prometheus exposition")
 
-// fetch GETs url once and parses it.
-func fetch(ctx context.Context, hc *http.Client, clock record.Clock, target string, user *url.Userinfo) (*Snapshot, error) {
+// fetch GETs target once for e, reading the body into e's buffer and
+// parsing it with e's parser.
+func fetch(ctx context.Context, hc *http.Client, clock record.Clock, target string, e *endpoint) (*Snapshot, error) {
 	var firstByte int64
 	trace := &httptrace.ClientTrace{GotFirstResponseByte: func() { firstByte = clock.Now() }}
 	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodGet, target, nil)
@@ -48,9 +48,9 @@ func fetch(ctx context.Context, hc *http.Client, clock record.Clock, target stri
 	}
 	// Ask for the text format: no protobuf or OpenMetrics negotiation.
 	req.Header.Set("Accept", "text/plain;version=0.0.4;q=1,*/*;q=0.1")
-	if user != nil {
-		pw, _ := user.Password()
-		req.SetBasicAuth(user.Username(), pw)
+	if e.user != nil {
+		pw, _ := e.user.Password()
+		req.SetBasicAuth(e.user.Username(), pw)
 	}
 	sent := clock.Now()
 	resp, err := hc.Do(req)
@@ -66,12 +66,16 @@ func fetch(ctx context.Context, hc *http.Client, clock record.Clock, target stri
 		// Rejected without reading the body.
 		return nil, fmt.Errorf("scrape %s: %w: endpoint '%s' returned non-Prometheus content-type 'application/json'; expected text/plain (Prometheus exposition format)", target, ErrNotPrometheus, target)
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
+	// The buffer keeps its size from scrape to scrape: no 400 KB of garbage
+	// per scrape for the collector to clear.
+	e.body.Reset()
+	_, err = e.body.ReadFrom(io.LimitReader(resp.Body, 256<<20))
 	done := clock.Now()
 	if err != nil {
 		return nil, fmt.Errorf("scrape %s: read body: %w", target, err)
 	}
-	fams, err := Parse(bytes.NewReader(body))
+	body := e.body.Bytes()
+	fams, err := e.parser.Parse(body)
 	if err != nil {
 		return nil, fmt.Errorf("scrape %s: %w: %v", target, ErrNotPrometheus, err)
 	}
@@ -79,12 +83,6 @@ func fetch(ctx context.Context, hc *http.Client, clock record.Clock, target stri
 		firstByte = done
 	}
 	return &Snapshot{Endpoint: target, RequestSentNs: clock.Wall(sent), FirstByteNs: clock.Wall(firstByte), DoneNs: clock.Wall(done), Families: fams, Raw: body}, nil
-}
-
-func hashBody(b []byte) uint64 {
-	h := fnv.New64a()
-	_, _ = h.Write(b)
-	return h.Sum64()
 }
 
 // fallbackURL is the TensorRT-LLM probe target for a URL ending in

@@ -3,6 +3,7 @@ package scrape
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -10,6 +11,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/prometheus/prometheus/model/textparse"
+
+	"github.com/llmbench/llmbench/internal/scrape/scrapetest"
 )
 
 func TestParse(t *testing.T) {
@@ -221,5 +226,43 @@ h_count{route="x le=\"9\""} 4
 	}
 	if want := []string{"1.0", "2.50", "10.0", "+Inf"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("bounds %v, want %v", got, want)
+	}
+}
+
+// BenchmarkParser is one scrape of a 400 KB vLLM-like exposition by an
+// endpoint's Parser in its steady state (the labels seen before).
+func BenchmarkParser(b *testing.B) {
+	body := scrapetest.BigExposition()
+	p := NewParser()
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := p.Parse(body); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkPromParserAlone is the floor under BenchmarkParser: Prometheus'
+// text parser walking the same exposition, every sample's text and value
+// read, nothing kept.
+func BenchmarkPromParserAlone(b *testing.B) {
+	body := scrapetest.BigExposition()
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		tp := textparse.NewPromParser(body, nil, false)
+		for {
+			entry, err := tp.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			if entry == textparse.EntrySeries {
+				tp.Series()
+			}
+		}
 	}
 }

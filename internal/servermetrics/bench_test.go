@@ -16,42 +16,13 @@ import (
 
 	"github.com/llmbench/llmbench/internal/record"
 	"github.com/llmbench/llmbench/internal/scrape"
+	"github.com/llmbench/llmbench/internal/scrape/scrapetest"
 	"github.com/llmbench/llmbench/internal/stats"
 )
 
-// bigExposition is a vLLM-like exposition of about 400 KB: 8 engines, each
-// with 25 histogram families of 20 buckets, 30 gauges and 30 counters.
-func bigExposition() []byte {
-	var b bytes.Buffer
-	for f := range 25 {
-		name := fmt.Sprintf("vllm:hist_%02d_seconds", f)
-		fmt.Fprintf(&b, "# HELP %s Histogram %d in seconds.\n# TYPE %s histogram\n", name, f, name)
-		for e := range 8 {
-			lbl := fmt.Sprintf(`engine="%d",model_name="Qwen/Qwen3-0.6B"`, e)
-			cum := 0
-			for k := range 20 {
-				cum += k * 3
-				fmt.Fprintf(&b, "%s_bucket{%s,le=\"%g\"} %d\n", name, lbl, 0.001*float64(int(1)<<k), cum)
-			}
-			fmt.Fprintf(&b, "%s_bucket{%s,le=\"+Inf\"} %d\n%s_sum{%s} %g\n%s_count{%s} %d\n", name, lbl, cum, name, lbl, float64(cum)*0.37, name, lbl, cum)
-		}
-	}
-	for f := range 30 {
-		fmt.Fprintf(&b, "# HELP vllm:gauge_%02d A gauge.\n# TYPE vllm:gauge_%02d gauge\n", f, f)
-		for e := range 8 {
-			fmt.Fprintf(&b, "vllm:gauge_%02d{engine=\"%d\",model_name=\"Qwen/Qwen3-0.6B\"} %d\n", f, e, f*e)
-		}
-		fmt.Fprintf(&b, "# HELP vllm:counter_%02d_total A counter.\n# TYPE vllm:counter_%02d_total counter\n", f, f)
-		for e := range 8 {
-			fmt.Fprintf(&b, "vllm:counter_%02d_total{engine=\"%d\",model_name=\"Qwen/Qwen3-0.6B\"} %d\n", f, e, f*e*1000)
-		}
-	}
-	return b.Bytes()
-}
-
 // BenchmarkParseBaseline is the floor: Prometheus' parser alone on the bytes.
 func BenchmarkParseBaseline(b *testing.B) {
-	body := bigExposition()
+	body := scrapetest.BigExposition()
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	for b.Loop() {
@@ -65,7 +36,7 @@ func BenchmarkParseBaseline(b *testing.B) {
 // BenchmarkScrapeIngest is one whole scrape as a run does it: HTTP fetch
 // over loopback, parse, hash, and ingest into the store.
 func BenchmarkScrapeIngest(b *testing.B) {
-	body := bigExposition()
+	body := scrapetest.BigExposition()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 		w.Write(body)
@@ -86,7 +57,7 @@ func BenchmarkScrapeIngest(b *testing.B) {
 
 // hourOfHistograms is a store holding an hour of scrapes every 333 ms
 // (10,800) of 8 engines × 25 histogram families of 20 buckets (the
-// histograms of bigExposition), each gaining a few lognormal observations
+// histograms of scrapetest.BigExposition), each gaining a few lognormal observations
 // per interval.
 func hourOfHistograms(b *testing.B) (*Store, Window) {
 	b.Helper()

@@ -230,7 +230,11 @@ func (st *Store) Add(snap *scrape.Snapshot) {
 		}
 		for j := range f.Series {
 			in := &f.Series[j]
-			k := seriesKey{snap.Endpoint, f.Name, scrape.LabelKey(in.Labels)}
+			key := in.Key
+			if key == "" && len(in.Labels) > 0 {
+				key = scrape.LabelKey(in.Labels)
+			}
+			k := seriesKey{snap.Endpoint, f.Name, key}
 			ss := st.series[k]
 			if ss == nil {
 				ss = &storedSeries{meta: Series{Endpoint: snap.Endpoint, Name: f.Name, Type: f.Type, Labels: in.Labels}}
