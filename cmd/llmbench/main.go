@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 
@@ -30,7 +31,31 @@ const (
 )
 
 func main() {
+	// LLMBENCH_CPUPROFILE=file writes a CPU profile of the whole process,
+	// for finding where the client's time goes (README, Performance).
+	if path := os.Getenv("LLMBENCH_CPUPROFILE"); path != "" {
+		stopProfile, err := startCPUProfile(path)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "llmbench:", err)
+			os.Exit(exitFailed)
+		}
+		code := run(os.Args, os.Stdout, os.Stderr)
+		stopProfile()
+		os.Exit(code)
+	}
 	os.Exit(run(os.Args, os.Stdout, os.Stderr))
+}
+
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("CPU profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("CPU profile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 func run(args []string, stdout, stderr io.Writer) int {

@@ -17,6 +17,7 @@ import (
 	"net/http/httptrace"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/llmbench/llmbench/internal/endpoint"
@@ -43,6 +44,9 @@ type Options struct {
 	// MaxConns sizes the connection pool (the most requests in flight).
 	MaxConns int
 	Clock    record.Clock
+	// DrainWait bounds the wait for the end of a stream after its [DONE]
+	// (see drain); 0 means 10 ms.
+	DrainWait time.Duration
 	// DialContext replaces the default dialer (tests, connection
 	// instrumentation); nil for a plain TCP dial.
 	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
@@ -53,6 +57,9 @@ type Client struct {
 	opts   Options
 	http   *http.Client
 	header http.Header
+	// decoders are reused from request to request: a Decoder reads chunks
+	// without allocating once its buffers have grown.
+	decoders sync.Pool
 }
 
 // errTimeout marks a request that ran past Options.Timeout.
@@ -96,7 +103,9 @@ func New(opts Options) *Client {
 		WriteBufferSize:     32 << 10,
 		ReadBufferSize:      32 << 10,
 	}
-	return &Client{opts: opts, http: &http.Client{Transport: tr}, header: h}
+	c := &Client{opts: opts, http: &http.Client{Transport: tr}, header: h}
+	c.decoders.New = func() any { return opts.Kind.NewDecoder() }
+	return c
 }
 
 // Close releases idle connections.
@@ -153,11 +162,34 @@ func (c *Client) Do(ctx context.Context, rec *record.Record, body []byte) {
 	if c.invalidHeaders(ctx, rec, resp) {
 		return
 	}
+	dec := c.decoders.Get().(*endpoint.Decoder)
+	defer c.decoders.Put(dec)
 	if c.opts.Streaming {
-		c.readStream(ctx, rec, resp.Body)
+		c.readStream(ctx, rec, resp.Body, dec)
+		drain(resp.Body, cancel, c.opts.DrainWait)
 	} else {
-		c.readWhole(ctx, rec, resp.Body)
+		c.readWhole(ctx, rec, resp.Body, dec)
 	}
+}
+
+// defaultDrainWait is Options.DrainWait's default: the end of a stream
+// comes within microseconds of its [DONE] from a server that ends it.
+const defaultDrainWait = 10 * time.Millisecond
+
+// drain reads what follows a stream's [DONE] (the chunked encoding's
+// terminator) so the connection goes back to the pool: a body closed
+// before its end takes its connection with it, and the next request would
+// pay a new TCP (and TLS) handshake inside its measured time. The record
+// is complete already; a server that keeps the stream open after [DONE]
+// is given wait before cancel aborts the read and the connection is
+// dropped.
+func drain(body io.Reader, cancel context.CancelFunc, wait time.Duration) {
+	if wait <= 0 {
+		wait = defaultDrainWait
+	}
+	t := time.AfterFunc(wait, cancel)
+	_, _ = io.Copy(io.Discard, io.LimitReader(body, 64<<10))
+	t.Stop()
 }
 
 // invalidHeaders records a 200 whose headers already show it cannot be
@@ -190,7 +222,7 @@ func (c *Client) invalidHeaders(ctx context.Context, rec *record.Record, resp *h
 
 const htmlMessage = "the server answered with an HTML page, not an API response: check --url, --endpoint-type and --endpoint, or a proxy in between"
 
-func (c *Client) readStream(ctx context.Context, rec *record.Record, body io.Reader) {
+func (c *Client) readStream(ctx context.Context, rec *record.Record, body io.Reader, dec *endpoint.Decoder) {
 	clock := c.opts.Clock
 	var text, reasoning strings.Builder
 	head := &headRecorder{r: body}
@@ -208,7 +240,7 @@ func (c *Client) readStream(ctx context.Context, rec *record.Record, body io.Rea
 			return
 		}
 		events++
-		ch, err := c.opts.Kind.ParseChunk(ev.Data)
+		ch, err := dec.Chunk(ev.Data)
 		if err == nil && string(ev.Name) == "error" {
 			err = &endpoint.ServerError{Message: string(ev.Data)}
 		}
@@ -232,11 +264,11 @@ func (c *Client) readStream(ctx context.Context, rec *record.Record, body io.Rea
 			continue
 		}
 		rec.ResponsePerfs = append(rec.ResponsePerfs, now)
-		if ch.Text != "" && rec.FirstOutputPerf == 0 {
+		if len(ch.Text) > 0 && rec.FirstOutputPerf == 0 {
 			rec.FirstOutputPerf = now
 		}
-		text.WriteString(ch.Text)
-		reasoning.WriteString(ch.Reasoning)
+		text.Write(ch.Text)
+		reasoning.Write(ch.Reasoning)
 	}
 	rec.EndPerf = clock.Now()
 	rec.Trace.LastByte = rec.EndPerf
@@ -253,7 +285,7 @@ func (c *Client) readStream(ctx context.Context, rec *record.Record, body io.Rea
 	}
 }
 
-func (c *Client) readWhole(ctx context.Context, rec *record.Record, body io.Reader) {
+func (c *Client) readWhole(ctx context.Context, rec *record.Record, body io.Reader, dec *endpoint.Decoder) {
 	clock := c.opts.Clock
 	data, err := io.ReadAll(body)
 	now := clock.Now()
@@ -266,12 +298,12 @@ func (c *Client) readWhole(ctx context.Context, rec *record.Record, body io.Read
 		c.invalid(ctx, rec, cause, msg)
 		return
 	}
-	ch, err := c.opts.Kind.ParseResponse(data)
+	ch, err := dec.Response(data)
 	if err != nil {
 		c.fail(ctx, rec, parseErrorType(err), 0, err.Error())
 		return
 	}
-	rec.OutputText, rec.ReasoningText, rec.Usage = ch.Text, ch.Reasoning, ch.Usage
+	rec.OutputText, rec.ReasoningText, rec.Usage = string(ch.Text), string(ch.Reasoning), ch.Usage
 	switch {
 	case ch.Choices == 0:
 		c.invalid(ctx, rec, record.CauseNoContent, "the response has no choices")
@@ -282,7 +314,7 @@ func (c *Client) readWhole(ctx context.Context, rec *record.Record, body io.Read
 	}
 	rec.EndPerf = now
 	rec.ResponsePerfs = append(rec.ResponsePerfs, now)
-	if ch.Text != "" {
+	if len(ch.Text) > 0 {
 		rec.FirstOutputPerf = now
 	}
 }

@@ -3,9 +3,11 @@ package client
 import (
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -187,5 +189,66 @@ func TestCancelled(t *testing.T) {
 	newClient(srv.URL, true, 10*time.Second).Do(ctx, rec, []byte(`{}`))
 	if rec.Valid() || rec.Err.Type != record.ErrCancelled || rec.Err.Code != 499 || !rec.Cancelled || rec.CancelledPerf == 0 {
 		t.Fatalf("record %+v error %+v, want a cancellation", rec, rec.Err)
+	}
+}
+
+// TestStreamsReuseTheirConnection: a stream read to its [DONE] gives its
+// connection back to the pool, so the next request does not pay a new
+// handshake inside its measured time; a server that keeps the stream open
+// after [DONE] costs the client DrainWait, then the connection.
+func TestStreamsReuseTheirConnection(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		holdOpen  bool
+		drainWait time.Duration // generous where the wait must not end
+		wantConns int64
+	}{
+		// The end of the chunked body comes in its own packet, after the
+		// client has read [DONE].
+		{"ends just after [DONE]", false, 10 * time.Second, 1},
+		{"held open after [DONE]", true, 20 * time.Millisecond, 5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var conns atomic.Int64
+			release := make(chan struct{})
+			srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				io.WriteString(w, "data: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\ndata: [DONE]\n\n")
+				w.(http.Flusher).Flush()
+				if !tc.holdOpen {
+					time.Sleep(time.Millisecond)
+					return
+				}
+				select {
+				case <-r.Context().Done():
+				case <-release:
+				}
+			}))
+			srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+				if s == http.StateNew {
+					conns.Add(1)
+				}
+			}
+			srv.Start()
+			defer srv.Close()
+			defer close(release)
+			c := New(Options{URL: srv.URL, Kind: endpoint.Chat, Streaming: true, Timeout: 30 * time.Second, MaxConns: 4,
+				Clock: record.NewClock(), DrainWait: tc.drainWait})
+			defer c.Close()
+			for i := range 5 {
+				rec := &record.Record{}
+				start := time.Now()
+				c.Do(context.Background(), rec, []byte(`{}`))
+				if rec.Err != nil || rec.OutputText != "hi" {
+					t.Fatalf("request %d: %+v %q", i, rec.Err, rec.OutputText)
+				}
+				if took := time.Since(start); tc.holdOpen && took > 10*time.Second {
+					t.Fatalf("request %d took %v: the wait after [DONE] is not bounded", i, took)
+				}
+			}
+			if got := conns.Load(); got != tc.wantConns {
+				t.Fatalf("%d connections for 5 sequential streams, want %d", got, tc.wantConns)
+			}
+		})
 	}
 }

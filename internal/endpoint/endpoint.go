@@ -103,8 +103,10 @@ func ParseExtraInputs(pairs []string) (map[string]any, error) {
 
 // Chunk is what one response (or one stream event) carried.
 type Chunk struct {
-	Text      string
-	Reasoning string
+	// Text and Reasoning are nil when empty. From a Decoder, they are
+	// valid until its next call.
+	Text      []byte
+	Reasoning []byte
 	Usage     *record.Usage
 	// Choices is the number of entries in "choices"; a usage-only chunk has none.
 	Choices int
@@ -116,7 +118,7 @@ type Chunk struct {
 }
 
 // HasContent reports whether the chunk carried text or reasoning text.
-func (c *Chunk) HasContent() bool { return c.Text != "" || c.Reasoning != "" }
+func (c *Chunk) HasContent() bool { return len(c.Text) > 0 || len(c.Reasoning) > 0 }
 
 // ServerError is an error object the server sent in place of a response.
 type ServerError struct {
@@ -162,20 +164,15 @@ type responseJSON struct {
 	Code    int             `json:"code"`
 }
 
-// ParseChunk reads the data of one stream event.
-func (k Kind) ParseChunk(data []byte) (Chunk, error) {
-	data = bytes.TrimSpace(data)
-	if bytes.Equal(data, doneSentinel) {
-		return Chunk{Done: true}, nil
-	}
-	return k.parse(data, true)
-}
+// ParseChunk reads the data of one stream event with a new Decoder.
+func (k Kind) ParseChunk(data []byte) (Chunk, error) { return k.NewDecoder().Chunk(data) }
 
-// ParseResponse reads a whole non-streaming response body.
-func (k Kind) ParseResponse(body []byte) (Chunk, error) {
-	return k.parse(bytes.TrimSpace(body), false)
-}
+// ParseResponse reads a whole non-streaming response body with a new
+// Decoder.
+func (k Kind) ParseResponse(body []byte) (Chunk, error) { return k.NewDecoder().Response(body) }
 
+// parse reads data with encoding/json: the reference the Decoder's fast
+// path must agree with, and the reader of every unusual shape.
 func (k Kind) parse(data []byte, streaming bool) (Chunk, error) {
 	var r responseJSON
 	if err := json.Unmarshal(data, &r); err != nil {
@@ -191,13 +188,13 @@ func (k Kind) parse(data []byte, streaming bool) (Chunk, error) {
 		}
 		switch {
 		case k == Completions:
-			c.Text += ch.Text
+			c.Text = appendNonEmpty(c.Text, ch.Text)
 		case streaming:
-			c.Text += ch.Delta.Content
-			c.Reasoning += ch.Delta.ReasoningContent + ch.Delta.Reasoning
+			c.Text = appendNonEmpty(c.Text, ch.Delta.Content)
+			c.Reasoning = appendNonEmpty(appendNonEmpty(c.Reasoning, ch.Delta.ReasoningContent), ch.Delta.Reasoning)
 		default:
-			c.Text += ch.Message.Content
-			c.Reasoning += ch.Message.ReasoningContent + ch.Message.Reasoning
+			c.Text = appendNonEmpty(c.Text, ch.Message.Content)
+			c.Reasoning = appendNonEmpty(appendNonEmpty(c.Reasoning, ch.Message.ReasoningContent), ch.Message.Reasoning)
 		}
 	}
 	if u := r.Usage; u != nil {
@@ -207,6 +204,14 @@ func (k Kind) parse(data []byte, streaming bool) (Chunk, error) {
 		}
 	}
 	return c, nil
+}
+
+// appendNonEmpty appends s to b, leaving a nil b nil when s is empty.
+func appendNonEmpty(b []byte, s string) []byte {
+	if s == "" {
+		return b
+	}
+	return append(b, s...)
 }
 
 // serverError recognises OpenAI's {"error": {...}} and vLLM's {"object": "error", ...}.

@@ -58,15 +58,15 @@ func TestParseChunk(t *testing.T) {
 		wantErr bool
 	}{
 		{"done", Chat, "[DONE]", Chunk{Done: true}, false},
-		{"chat delta", Chat, `{"choices":[{"index":0,"delta":{"content":" bako"},"finish_reason":null}]}`, Chunk{Text: " bako", Choices: 1}, false},
+		{"chat delta", Chat, `{"choices":[{"index":0,"delta":{"content":" bako"},"finish_reason":null}]}`, Chunk{Text: []byte(" bako"), Choices: 1}, false},
 		{"chat finish", Chat, `{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`, Chunk{Choices: 1, FinishReason: "stop"}, false},
 		{"chat empty choices", Chat, `{"id":"x","choices":[]}`, Chunk{}, false},
 		{"chat role only", Chat, `{"choices":[{"delta":{"role":"assistant","content":""}}]}`, Chunk{Choices: 1}, false},
 		{"chat null content", Chat, `{"choices":[{"delta":{"content":null}}]}`, Chunk{Choices: 1}, false},
-		{"chat reasoning", Chat, `{"choices":[{"delta":{"reasoning_content":"think"}}]}`, Chunk{Reasoning: "think", Choices: 1}, false},
+		{"chat reasoning", Chat, `{"choices":[{"delta":{"reasoning_content":"think"}}]}`, Chunk{Reasoning: []byte("think"), Choices: 1}, false},
 		{"usage chunk", Chat, `{"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":7,"total_tokens":12,"completion_tokens_details":{"reasoning_tokens":2}}}`,
 			Chunk{Usage: &record.Usage{PromptTokens: 5, CompletionTokens: 7, TotalTokens: 12, ReasoningTokens: 2, HasReasoning: true}}, false},
-		{"completions", Completions, `{"choices":[{"text":"abc","index":0}]}`, Chunk{Text: "abc", Choices: 1}, false},
+		{"completions", Completions, `{"choices":[{"text":"abc","index":0}]}`, Chunk{Text: []byte("abc"), Choices: 1}, false},
 		{"garbage", Chat, `{"choices":[`, Chunk{}, true},
 		{"openai error", Chat, `{"error":{"message":"overloaded","code":503}}`, Chunk{}, true},
 		{"vllm error", Chat, `{"object":"error","message":"bad","code":400}`, Chunk{}, true},
@@ -94,7 +94,7 @@ func TestParseResponse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Chunk{Text: "hello world", Choices: 1, FinishReason: "length", Usage: &record.Usage{PromptTokens: 3, CompletionTokens: 2, TotalTokens: 5}}
+	want := Chunk{Text: []byte("hello world"), Choices: 1, FinishReason: "length", Usage: &record.Usage{PromptTokens: 3, CompletionTokens: 2, TotalTokens: 5}}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %+v", got)
 	}
