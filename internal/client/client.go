@@ -57,9 +57,17 @@ type Client struct {
 	opts   Options
 	http   *http.Client
 	header http.Header
-	// decoders are reused from request to request: a Decoder reads chunks
-	// without allocating once its buffers have grown.
-	decoders sync.Pool
+	// readers are reused from request to request: their buffers, grown
+	// once, read the next response without allocating.
+	readers sync.Pool
+}
+
+// responseReader is what reading one response needs: the API's decoder
+// and, for streams, the SSE reader over a recorder of the stream's head.
+type responseReader struct {
+	dec  *endpoint.Decoder
+	head headRecorder
+	sse  *sse.Reader
 }
 
 // errTimeout marks a request that ran past Options.Timeout.
@@ -104,7 +112,11 @@ func New(opts Options) *Client {
 		ReadBufferSize:      32 << 10,
 	}
 	c := &Client{opts: opts, http: &http.Client{Transport: tr}, header: h}
-	c.decoders.New = func() any { return opts.Kind.NewDecoder() }
+	c.readers.New = func() any {
+		rr := &responseReader{dec: opts.Kind.NewDecoder()}
+		rr.sse = sse.NewReader(&rr.head)
+		return rr
+	}
 	return c
 }
 
@@ -162,13 +174,18 @@ func (c *Client) Do(ctx context.Context, rec *record.Record, body []byte) {
 	if c.invalidHeaders(ctx, rec, resp) {
 		return
 	}
-	dec := c.decoders.Get().(*endpoint.Decoder)
-	defer c.decoders.Put(dec)
+	rr := c.readers.Get().(*responseReader)
+	defer func() {
+		rr.head.r = nil // let the response go
+		c.readers.Put(rr)
+	}()
 	if c.opts.Streaming {
-		c.readStream(ctx, rec, resp.Body, dec)
+		rr.head = headRecorder{r: resp.Body, head: rr.head.head[:0]}
+		rr.sse.Reset(&rr.head)
+		c.readStream(ctx, rec, rr)
 		drain(resp.Body, cancel, c.opts.DrainWait)
 	} else {
-		c.readWhole(ctx, rec, resp.Body, dec)
+		c.readWhole(ctx, rec, resp.Body, rr.dec)
 	}
 }
 
@@ -222,11 +239,10 @@ func (c *Client) invalidHeaders(ctx context.Context, rec *record.Record, resp *h
 
 const htmlMessage = "the server answered with an HTML page, not an API response: check --url, --endpoint-type and --endpoint, or a proxy in between"
 
-func (c *Client) readStream(ctx context.Context, rec *record.Record, body io.Reader, dec *endpoint.Decoder) {
+func (c *Client) readStream(ctx context.Context, rec *record.Record, rr *responseReader) {
 	clock := c.opts.Clock
 	var text, reasoning strings.Builder
-	head := &headRecorder{r: body}
-	sr := sse.NewReader(head)
+	head, sr, dec := &rr.head, rr.sse, rr.dec
 	events, done, finish := 0, false, ""
 	for {
 		ev, err := sr.Next()

@@ -201,3 +201,18 @@ func TestWriteFileAtomic(t *testing.T) {
 		t.Fatalf("dir has %d entries, content %q; want only a.txt = two", len(entries), b)
 	}
 }
+
+// FuzzAppendJSONString: the fast string writer writes what encoding/json
+// writes, for any string (control characters, quotes, HTML characters,
+// invalid UTF-8, U+2028).
+func FuzzAppendJSONString(f *testing.F) {
+	for _, s := range []string{"", "chatcmpl-1f3a", `say "hi"\`, "a\x01b", "<&>", "caf\u00e9", "\xff", "\u2028"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want, _ := json.Marshal(s)
+		if got := appendJSONString([]byte("x"), s); string(got) != "x"+string(want) {
+			t.Fatalf("%q: got %s, want %s", s, got[1:], want)
+		}
+	})
+}

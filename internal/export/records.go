@@ -104,6 +104,9 @@ func (lf *lineFile) Close() error {
 type RecordWriter struct {
 	*lineFile
 	clock record.Clock
+	// metricHead and metricTail are each record metric's JSON around its
+	// value (`"tag":{"value":` and `,"unit":"ms"}`), rendered once.
+	metricHead, metricTail [][]byte
 }
 
 // NewRecordWriter creates dir/name (profile_export.jsonl).
@@ -112,7 +115,26 @@ func NewRecordWriter(dir, name string, clock record.Clock) (*RecordWriter, error
 	if err != nil {
 		return nil, err
 	}
-	return &RecordWriter{lineFile: lf, clock: clock}, nil
+	rw := &RecordWriter{lineFile: lf, clock: clock}
+	for _, def := range metrics.RecordDefs {
+		rw.metricHead = append(rw.metricHead, append(appendJSONString(nil, def.Tag), `:{"value":`...))
+		rw.metricTail = append(rw.metricTail, append(appendJSONString([]byte(`,"unit":`), def.Unit), '}'))
+	}
+	return rw, nil
+}
+
+// appendJSONString appends s as a JSON string, exactly as encoding/json
+// writes it (HTML-safe escapes included); plain ASCII is copied as is.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 func appendNullableNs(b []byte, clock record.Clock, perf int64) []byte {
@@ -129,11 +151,11 @@ func (rw *RecordWriter) Write(r *record.Record, v *metrics.Values) error {
 	b = append(b, `{"metadata":{"session_num":`...)
 	b = strconv.AppendInt(b, int64(r.SessionNum), 10)
 	b = append(b, `,"x_request_id":`...)
-	b = strconv.AppendQuote(b, r.XRequestID)
+	b = appendJSONString(b, r.XRequestID)
 	b = append(b, `,"x_correlation_id":`...)
-	b = strconv.AppendQuote(b, r.ConversationID)
+	b = appendJSONString(b, r.ConversationID)
 	b = append(b, `,"conversation_id":`...)
-	b = strconv.AppendQuote(b, r.ConversationID)
+	b = appendJSONString(b, r.ConversationID)
 	b = append(b, `,"turn_index":`...)
 	b = strconv.AppendInt(b, int64(r.TurnIndex), 10)
 	b = append(b, `,"request_start_ns":`...)
@@ -147,14 +169,14 @@ func (rw *RecordWriter) Write(r *record.Record, v *metrics.Values) error {
 	b = append(b, `,"request_end_ns":`...)
 	b = appendNullableNs(b, rw.clock, r.EndPerf)
 	b = append(b, `,"worker_id":"worker_0","record_processor_id":"record_processor_0","benchmark_phase":`...)
-	b = strconv.AppendQuote(b, string(r.Phase))
+	b = appendJSONString(b, string(r.Phase))
 	b = append(b, `,"was_cancelled":`...)
 	b = strconv.AppendBool(b, r.Cancelled)
 	b = append(b, `,"cancellation_time_ns":`...)
 	b = appendNullableNs(b, rw.clock, r.CancelledPerf)
 	b = append(b, `},"metrics":{`...)
 	first := true
-	for id, def := range metrics.RecordDefs {
+	for id := range metrics.RecordDefs {
 		mid := metrics.ID(id)
 		if !v.Has(mid) {
 			continue
@@ -163,8 +185,7 @@ func (rw *RecordWriter) Write(r *record.Record, v *metrics.Values) error {
 			b = append(b, ',')
 		}
 		first = false
-		b = strconv.AppendQuote(b, def.Tag)
-		b = append(b, `:{"value":`...)
+		b = append(b, rw.metricHead[id]...)
 		if mid == metrics.InterChunkLatency {
 			b = append(b, '[')
 			for i, x := range v.ICL {
@@ -177,9 +198,7 @@ func (rw *RecordWriter) Write(r *record.Record, v *metrics.Values) error {
 		} else {
 			b = appendFloat(b, v.V[id])
 		}
-		b = append(b, `,"unit":`...)
-		b = strconv.AppendQuote(b, def.Unit)
-		b = append(b, '}')
+		b = append(b, rw.metricTail[id]...)
 	}
 	b = append(b, `},"error":`...)
 	if r.Err == nil {

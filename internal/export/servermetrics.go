@@ -453,10 +453,7 @@ func NewScrapeWriter(dir, name string) (*ScrapeWriter, error) {
 	return &ScrapeWriter{lineFile: lf}, nil
 }
 
-func appendJSONString(b []byte, s string) []byte {
-	q, _ := json.Marshal(s)
-	return append(b, q...)
-}
+
 
 // Write appends one snapshot's line.
 func (sw *ScrapeWriter) Write(s *scrape.Snapshot) error {

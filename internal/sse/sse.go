@@ -37,6 +37,12 @@ func NewReader(r io.Reader) *Reader {
 	return &Reader{br: bufio.NewReaderSize(r, 16<<10), maxLine: DefaultMaxLine}
 }
 
+// Reset makes r read a new stream from src, keeping its buffers.
+func (r *Reader) Reset(src io.Reader) {
+	r.br.Reset(src)
+	r.data, r.name = r.data[:0], r.name[:0]
+}
+
 // ErrLineTooLong is returned for a line over the reader's limit.
 var ErrLineTooLong = errors.New("sse: line too long")
 
