@@ -453,8 +453,6 @@ func NewScrapeWriter(dir, name string) (*ScrapeWriter, error) {
 	return &ScrapeWriter{lineFile: lf}, nil
 }
 
-
-
 // Write appends one snapshot's line.
 func (sw *ScrapeWriter) Write(s *scrape.Snapshot) error {
 	b := sw.buf[:0]
