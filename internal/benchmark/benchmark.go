@@ -109,7 +109,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	})
 	defer stopWatch()
 	win := &window{clock: clock}
-	outcome, runErr := schedule.Run(ctx, planOf(p, seed), newRequester(in, cl, &counters, col, seed).send, win.observer(ctx, sm, p.ServerMetrics.Interval))
+	outcome, runErr := schedule.Run(ctx, planOf(p, seed), newRequester(in, cl, clock, &counters, col, seed).send, win.observer(ctx, sm, p.ServerMetrics.Interval))
 	results, writeErr := col.finish()
 	stopProgress()
 	if w := col.invalid.warning(); w != "" {

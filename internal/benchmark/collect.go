@@ -61,12 +61,13 @@ type requester struct {
 	client   *client.Client
 	counters *ui.Counters
 	records  chan<- *record.Record
+	clock    record.Clock
 	idMu     sync.Mutex
 	idRNG    *rand.Rand
 }
 
-func newRequester(in *inputs, cl *client.Client, counters *ui.Counters, c *collector, seed uint64) *requester {
-	return &requester{in: in, client: cl, counters: counters, records: c.done, idRNG: rand.New(rand.NewPCG(seed, 0x7265717565737473))} // "requests"
+func newRequester(in *inputs, cl *client.Client, clock record.Clock, counters *ui.Counters, c *collector, seed uint64) *requester {
+	return &requester{in: in, client: cl, clock: clock, counters: counters, records: c.done, idRNG: rand.New(rand.NewPCG(seed, 0x7265717565737473))} // "requests"
 }
 
 func (q *requester) send(ctx context.Context, job schedule.Job) {
@@ -77,7 +78,10 @@ func (q *requester) send(ctx context.Context, job schedule.Job) {
 	q.idMu.Unlock()
 	r := &record.Record{
 		SessionNum: job.Index, ConversationID: e.ConversationID, XRequestID: reqID, Phase: job.Phase,
-		InputTokens: e.InputTokens, RequestedOutputTokens: e.MaxTokens,
+		InputTokens: e.InputTokens, RequestedOutputTokens: e.MaxTokens, Scheduled: job.Scheduled,
+	}
+	if !job.Due.IsZero() {
+		r.CreditIssuedPerf = q.clock.Perf(job.Due)
 	}
 	q.counters.Sent.Add(1)
 	q.client.Do(ctx, r, q.in.payloads[i])

@@ -99,7 +99,7 @@ func TestRecordWriterGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	ok := &record.Record{SessionNum: 0, ConversationID: "conv-a", XRequestID: "req-a", Phase: record.PhaseProfiling,
-		Streaming: true, StartPerf: 1000, EndPerf: 301_000_000, Trace: record.HTTPTrace{FirstByte: 2_000_000}}
+		Streaming: true, CreditIssuedPerf: 400, StartPerf: 1000, EndPerf: 301_000_000, Trace: record.HTTPTrace{FirstByte: 2_000_000}}
 	var v metrics.Values
 	for i := range v.V {
 		v.V[i] = math.NaN()

@@ -158,6 +158,9 @@ func (rw *RecordWriter) Write(r *record.Record, v *metrics.Values) error {
 	b = appendJSONString(b, r.ConversationID)
 	b = append(b, `,"turn_index":`...)
 	b = strconv.AppendInt(b, int64(r.TurnIndex), 10)
+	// When the request was due, as AIPerf's newest exports write it.
+	b = append(b, `,"credit_issued_ns":`...)
+	b = appendNullableNs(b, rw.clock, r.CreditIssuedPerf)
 	b = append(b, `,"request_start_ns":`...)
 	b = strconv.AppendInt(b, rw.clock.Wall(r.StartPerf), 10)
 	b = append(b, `,"request_ack_ns":`...)

@@ -77,6 +77,18 @@ func Compute(r *record.Record, tok Counter, clock record.Clock, opts Options) Va
 	latencyNs := last - r.StartPerf
 	v.V[RequestLatency] = ms(latencyNs)
 	v.EndWall = clock.Wall(last)
+	if due := r.CreditIssuedPerf; due > 0 {
+		// schedule_lateness = start_perf_ns - credit_issued_perf_ns; with a
+		// schedule fixed in advance, latencies from the due instant count
+		// the client's delay that the usual ones leave out.
+		v.V[ScheduleLateness] = ms(r.StartPerf - due)
+		if r.Scheduled {
+			v.V[RequestLatencyFromSchedule] = ms(last - due)
+			if r.Streaming && len(r.ResponsePerfs) > 0 {
+				v.V[TimeToFirstTokenFromSchedule] = ms(r.ResponsePerfs[0] - due)
+			}
+		}
+	}
 
 	var outputTokens, reasoningTokens float64
 	hasReasoning := r.ReasoningText != ""

@@ -79,6 +79,11 @@ const (
 	HTTPReqConnectionOverhead
 	HTTPReqTotal
 	HTTPReqConnectionReused
+	// llmbench's own, on the client's timing (README): how late each
+	// request went out, and latencies measured from when it was due.
+	ScheduleLateness
+	TimeToFirstTokenFromSchedule
+	RequestLatencyFromSchedule
 	numRecordMetrics
 )
 
@@ -116,6 +121,9 @@ var RecordDefs = [numRecordMetrics]Def{
 	HTTPReqConnectionOverhead:    {"http_req_connection_overhead", "HTTP Connection Overhead", "ms", Record, HTTPTraceOnly | NoConsole},
 	HTTPReqTotal:                 {"http_req_total", "HTTP Total Time", "ms", Record, HTTPTraceOnly | NoConsole},
 	HTTPReqConnectionReused:      {"http_req_connection_reused", "HTTP Connection Reused", "", Record, HTTPTraceOnly | NoConsole},
+	ScheduleLateness:             {"schedule_lateness", "Schedule Lateness", "ms", Record, NoConsole},
+	TimeToFirstTokenFromSchedule: {"time_to_first_token_from_schedule", "Time to First Token From Schedule", "ms", Record, StreamingOnly | ProducesTokensOnly | NoConsole},
+	RequestLatencyFromSchedule:   {"request_latency_from_schedule", "Request Latency From Schedule", "ms", Record, NoConsole},
 }
 
 // Aggregate and derived metric definitions, in the order they are exported.

@@ -188,3 +188,44 @@ func TestAggregator(t *testing.T) {
 		t.Errorf("error summary = %+v", res.Errors)
 	}
 }
+
+// TestComputeFromSchedule: lateness is start minus due in every mode; the
+// latencies from the due instant exist only when the schedule was fixed
+// in advance (rate mode), where they add the lateness to TTFT and request
+// latency.
+func TestComputeFromSchedule(t *testing.T) {
+	clock := record.ClockAt(1_000_000_000)
+	for _, tc := range []struct {
+		name      string
+		scheduled bool
+		want      map[ID]float64
+	}{
+		{"rate mode", true, map[ID]float64{ScheduleLateness: 2.5, TimeToFirstTokenFromSchedule: 102.5, RequestLatencyFromSchedule: 302.5}},
+		{"concurrency mode", false, map[ID]float64{ScheduleLateness: 2.5}},
+	} {
+		r := streamingRecord()
+		// Perf time 0 means unknown: the clock starts before any request.
+		r.StartPerf += 10 * msNs
+		r.EndPerf += 10 * msNs
+		r.FirstOutputPerf += 10 * msNs
+		for i := range r.ResponsePerfs {
+			r.ResponsePerfs[i] += 10 * msNs
+		}
+		r.CreditIssuedPerf, r.Scheduled = r.StartPerf-2_500_000, tc.scheduled
+		v := Compute(r, tokenizer.Builtin{}, clock, DefaultOptions())
+		for _, id := range []ID{ScheduleLateness, TimeToFirstTokenFromSchedule, RequestLatencyFromSchedule} {
+			w, ok := tc.want[id]
+			if ok != v.Has(id) || ok && !near(v.V[id], w) {
+				t.Errorf("%s: %s = %v, want %v (present %v)", tc.name, RecordDefs[id].Tag, v.V[id], w, ok)
+			}
+		}
+		if !near(v.V[TimeToFirstToken], 100) {
+			t.Errorf("%s: TTFT from the send changed: %v", tc.name, v.V[TimeToFirstToken])
+		}
+	}
+	// Unknown due instant: nothing.
+	v := Compute(streamingRecord(), tokenizer.Builtin{}, clock, DefaultOptions())
+	if v.Has(ScheduleLateness) || v.Has(RequestLatencyFromSchedule) {
+		t.Error("schedule metrics without a due instant")
+	}
+}

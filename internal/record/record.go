@@ -124,6 +124,11 @@ type Record struct {
 	// RequestedOutputTokens is the max_tokens sent, or 0 if none.
 	RequestedOutputTokens int
 
+	// CreditIssuedPerf is when the request was due (schedule.Job.Due), 0
+	// when unknown; Scheduled is true when that instant was fixed in
+	// advance (rate mode), not set by the previous request's end.
+	CreditIssuedPerf int64
+	Scheduled        bool
 	// StartPerf is when the request was handed to the transport.
 	StartPerf int64
 	// EndPerf is when the last byte (or the failure) was seen.

@@ -54,6 +54,14 @@ type Job struct {
 	// Index is the request's number across the run, warm-up first.
 	Index int
 	Phase record.Phase
+	// Due is when the request should go out: its instant on the schedule
+	// in rate mode, or in concurrency mode when its worker's slot freed
+	// (the previous request returned, or the phase began). How far the
+	// send trails it is the client's own delay.
+	Due time.Time
+	// Scheduled is true when Due was fixed in advance (rate mode): then
+	// latencies measured from Due are free of coordinated omission.
+	Scheduled bool
 }
 
 // Sender sends one request and records it, returning when it is done. It
@@ -143,12 +151,14 @@ func byConcurrency(issueCtx, reqCtx context.Context, n, first, count int, phase 
 	}
 	for range n {
 		wg.Go(func() {
+			freed := time.Now()
 			for issuing(issueCtx, reqCtx) {
 				i := int(next.Add(1) - 1)
 				if count > 0 && i >= count {
 					return
 				}
-				send(reqCtx, Job{Index: first + i, Phase: phase})
+				send(reqCtx, Job{Index: first + i, Phase: phase, Due: freed})
+				freed = time.Now()
 			}
 		})
 	}
@@ -194,7 +204,7 @@ func byRate(issueCtx, reqCtx context.Context, p Plan, first, count int, start ti
 			}
 			return
 		}
-		job := Job{Index: first + i, Phase: phase}
+		job := Job{Index: first + i, Phase: phase, Due: start.Add(at), Scheduled: true}
 		wg.Go(func() {
 			send(reqCtx, job)
 			if slots != nil {

@@ -225,3 +225,63 @@ func TestNoIssuingWhileRequestsAreCancelled(t *testing.T) {
 		}
 	}
 }
+
+// TestJobsCarryWhenTheyWereDue: in rate mode a job is due at the phase
+// start plus its drawn intervals, however late it goes out; in
+// concurrency mode, when its worker's previous request returned.
+func TestJobsCarryWhenTheyWereDue(t *testing.T) {
+	var mu sync.Mutex
+	jobs := map[int]Job{}
+	sentAt := map[int]time.Time{}
+	var phaseStart time.Time
+	keep := func(_ context.Context, j Job) {
+		now := time.Now()
+		mu.Lock()
+		jobs[j.Index], sentAt[j.Index] = j, now
+		mu.Unlock()
+	}
+	obs := Observer{PhaseStart: func(_ record.Phase, at time.Time) { phaseStart = at }}
+	const n, rate = 40, 400.0
+	if _, err := Run(context.Background(), Plan{Rate: rate, Poisson: true, Count: n, Seed: 7}, keep, obs); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(7, 0x7363686564756c65))
+	at := time.Duration(0)
+	for i := range n {
+		if i > 0 {
+			at += Interval(rng, rate, true)
+		}
+		j := jobs[i]
+		if !j.Scheduled || !j.Due.Equal(phaseStart.Add(at)) {
+			t.Fatalf("job %d due %v (scheduled %v), want phase start + %v", i, j.Due.Sub(phaseStart), j.Scheduled, at)
+		}
+		if sentAt[i].Before(j.Due) {
+			t.Fatalf("job %d sent %v before it was due", i, j.Due.Sub(sentAt[i]))
+		}
+	}
+
+	// Concurrency 1: each job is due when the one before returned.
+	clear(jobs)
+	var returned []time.Time
+	hold := func(_ context.Context, j Job) {
+		mu.Lock()
+		jobs[j.Index] = j
+		mu.Unlock()
+		time.Sleep(2 * time.Millisecond)
+		mu.Lock()
+		returned = append(returned, time.Now())
+		mu.Unlock()
+	}
+	if _, err := Run(context.Background(), Plan{Concurrency: 1, Count: 5}, hold, obs); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i < 5; i++ {
+		j := jobs[i]
+		if j.Scheduled || j.Due.Before(returned[i-1]) || j.Due.Sub(returned[i-1]) > time.Second {
+			t.Fatalf("job %d due %v after the previous returned (scheduled %v)", i, j.Due.Sub(returned[i-1]), j.Scheduled)
+		}
+	}
+	if d := jobs[0].Due.Sub(phaseStart); d < 0 {
+		t.Fatalf("first job due %v before the phase began", d)
+	}
+}
