@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/llmbench/llmbench/internal/duckdbtest"
 	"github.com/llmbench/llmbench/internal/mockserver"
@@ -31,6 +32,7 @@ type line struct {
 		XRequestID     string `json:"x_request_id"`
 		ConversationID string `json:"conversation_id"`
 		Phase          string `json:"benchmark_phase"`
+		CreditNs       *int64 `json:"credit_issued_ns"`
 		StartNs        int64  `json:"request_start_ns"`
 		EndNs          *int64 `json:"request_end_ns"`
 	} `json:"metadata"`
@@ -84,6 +86,60 @@ func metric(t *testing.T, agg map[string]json.RawMessage, tag string) metricJSON
 		t.Fatalf("%s: %v", tag, err)
 	}
 	return m
+}
+
+// checkClientTiming: every record says when it was due, no later than it
+// went out; the lateness is summarised; latencies from the due instant
+// exist only in rate mode, where they are never below the usual ones; the
+// client's own load is reported.
+func checkClientTiming(t *testing.T, agg map[string]json.RawMessage, lines []line, rateMode bool) {
+	t.Helper()
+	for _, l := range lines {
+		if c := l.Metadata.CreditNs; c == nil || *c > l.Metadata.StartNs || l.Metadata.StartNs-*c > int64(time.Second) {
+			t.Fatalf("request %d: due %v, sent %d", l.Metadata.SessionNum, l.Metadata.CreditNs, l.Metadata.StartNs)
+		}
+	}
+	if m := metric(t, agg, "schedule_lateness"); m.Unit != "ms" || m.Min < 0 || m.Max > 1000 {
+		t.Fatalf("schedule_lateness %+v", m)
+	}
+	_, hasTTFT := agg["time_to_first_token_from_schedule"]
+	_, hasLatency := agg["request_latency_from_schedule"]
+	if hasTTFT != rateMode || hasLatency != rateMode {
+		t.Fatalf("latencies from the schedule present: %v %v, rate mode %v", hasTTFT, hasLatency, rateMode)
+	}
+	if rateMode {
+		if from, usual := metric(t, agg, "time_to_first_token_from_schedule"), metric(t, agg, "time_to_first_token"); from.Min < usual.Min || from.Avg < usual.Avg {
+			t.Fatalf("TTFT from the schedule %+v below the usual %+v", from, usual)
+		}
+	}
+	var load struct {
+		Cores     int      `json:"cores"`
+		CPU       *float64 `json:"cpu_utilization"`
+		P99       *float64 `json:"timer_delay_p99_ms"`
+		Samples   int      `json:"samples"`
+		Saturated *bool    `json:"saturated"`
+	}
+	if err := json.Unmarshal(agg["client_load"], &load); err != nil || load.Cores < 1 || load.CPU == nil || *load.CPU <= 0 || load.P99 == nil || load.Samples < 1 || load.Saturated == nil {
+		t.Fatalf("client_load %s (%v)", agg["client_load"], err)
+	}
+}
+
+// TestProfileRateModeTiming: in rate mode, requests carry their scheduled
+// instants and latencies are also measured from them.
+func TestProfileRateModeTiming(t *testing.T) {
+	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"llmbench", "profile", "--model", "m", "--endpoint-type", "chat", "--streaming",
+		"--request-rate", "200", "--request-count", "30", "--output-tokens-mean", "8", "--random-seed", "3",
+		"--mock-ttft-ms", "5", "--mock-itl-ms", "1", "--artifact-dir", dir, "--ui-type", "none", "--no-server-metrics"}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit %d\nstderr: %s", code, stderr.String())
+	}
+	agg, lines := readArtifacts(t, dir)
+	if len(lines) != 30 {
+		t.Fatalf("%d lines", len(lines))
+	}
+	checkClientTiming(t, agg, lines, true)
 }
 
 func TestProfileEndToEnd(t *testing.T) {
@@ -163,6 +219,8 @@ func TestProfileEndToEnd(t *testing.T) {
 	if got, want := metric(t, agg, "output_token_throughput").Avg, 640/dur; math.Abs(got-want) > 1e-9*want {
 		t.Fatalf("output_token_throughput %v, want %v", got, want)
 	}
+
+	checkClientTiming(t, agg, lines, false)
 
 	csv, _ := os.ReadFile(filepath.Join(dir, "profile_export_aiperf.csv"))
 	if !bytes.HasPrefix(csv, []byte("Metric,avg,min,max,p1,p5,p10,p25,p50,p75,p90,p95,p99,std\n")) ||

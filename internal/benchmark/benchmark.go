@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/llmbench/llmbench/internal/clientload"
 	"github.com/llmbench/llmbench/internal/config"
 	"github.com/llmbench/llmbench/internal/export"
 	"github.com/llmbench/llmbench/internal/mockserver"
@@ -61,6 +62,10 @@ type Result struct {
 	ServerMetrics []servermetrics.Metric
 }
 
+// clientLoadInterval is how often the client's own CPU use and timer
+// delay are sampled during the load.
+const clientLoadInterval = 10 * time.Millisecond
+
 // Run executes the profile. It returns an error only when the run could not
 // start or its artifacts could not be written; failed requests are results.
 // When ctx is cancelled the run stops early and still writes its artifacts.
@@ -109,11 +114,15 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	})
 	defer stopWatch()
 	win := &window{clock: clock}
+	load := clientload.Start(clientLoadInterval)
 	outcome, runErr := schedule.Run(ctx, planOf(p, seed), newRequester(in, cl, clock, &counters, col, seed).send, win.observer(ctx, sm, p.ServerMetrics.Interval))
+	clientLoad := load.Stop()
 	results, writeErr := col.finish()
 	stopProgress()
-	if w := col.invalid.warning(); w != "" {
-		fmt.Fprintln(opts.Log, w)
+	for _, w := range []string{col.invalid.warning(), clientLoad.Warning()} {
+		if w != "" {
+			fmt.Fprintln(opts.Log, w)
+		}
 	}
 	win.close()
 
@@ -126,7 +135,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	summary := export.Summary{
 		SchemaVersion: SchemaVersion, Version: opts.Version, BenchmarkID: record.UUID(rand.Uint64(), rand.Uint64()),
 		Results: results, WasCancelled: outcome.Cancelled, Start: win.start, End: win.end,
-		InputConfig: p.Redacted(),
+		InputConfig: p.Redacted(), ClientLoad: &clientLoad,
 	}
 	res := &Result{Summary: summary, ArtifactDir: dir, ServerURL: baseURL, Files: []string{names.Records}, ProfileJSON: names.ProfileJSON}
 	if err := writeExports(dir, names, summary, in.sessions, res); err != nil {

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/llmbench/llmbench/internal/clientload"
 	"github.com/llmbench/llmbench/internal/metrics"
 	"github.com/llmbench/llmbench/internal/stats"
 )
@@ -44,6 +45,8 @@ type Summary struct {
 	Start, End    time.Time
 	// InputConfig is the run's configuration, already redacted.
 	InputConfig any
+	// ClientLoad is the client's own load during the run (llmbench's).
+	ClientLoad *clientload.Report
 }
 
 // appendFloat writes v as a JSON number (NaN and ±Inf, which JSON lacks, as null).
@@ -113,6 +116,13 @@ func ProfileJSON(s Summary) ([]byte, error) {
 	field("was_cancelled", strconv.AppendBool(nil, s.WasCancelled))
 	field("start_time", str(s.Start.Format(timeLayout)))
 	field("end_time", str(s.End.Format(timeLayout)))
+	if s.ClientLoad != nil {
+		raw, err := json.Marshal(s.ClientLoad)
+		if err != nil {
+			return nil, fmt.Errorf("encode client load: %w", err)
+		}
+		field("client_load", raw)
+	}
 
 	type errorSummary struct {
 		ErrorDetails any `json:"error_details"`
