@@ -174,21 +174,15 @@ func byRate(issueCtx, reqCtx context.Context, p Plan, first, count int, start ti
 	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
+	w := newWaiter(issueCtx)
+	defer w.stop()
 	at := time.Duration(0)
 	for i := 0; count == 0 || i < count; i++ {
 		if i > 0 {
 			at += Interval(rng, p.Rate, p.Poisson)
 		}
-		if d := time.Until(start.Add(at)); d > 0 {
-			timer.Reset(d)
-			select {
-			case <-timer.C:
-			case <-issueCtx.Done():
-				return
-			}
-		} else if !issuing(issueCtx, reqCtx) {
+		due := start.Add(at)
+		if !w.until(due) || !issuing(issueCtx, reqCtx) {
 			return
 		}
 		if slots != nil {
@@ -204,7 +198,7 @@ func byRate(issueCtx, reqCtx context.Context, p Plan, first, count int, start ti
 			}
 			return
 		}
-		job := Job{Index: first + i, Phase: phase, Due: start.Add(at), Scheduled: true}
+		job := Job{Index: first + i, Phase: phase, Due: due, Scheduled: true}
 		wg.Go(func() {
 			send(reqCtx, job)
 			if slots != nil {

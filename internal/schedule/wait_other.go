@@ -1,0 +1,7 @@
+//go:build !linux
+
+package schedule
+
+import "context"
+
+func newWaiter(ctx context.Context) waiter { return newGoWaiter(ctx) }
