@@ -11,7 +11,14 @@ import (
 // Aggregator accumulates the profiling-phase records of a run. It is not
 // safe for concurrent use; feed it from one goroutine.
 type Aggregator struct {
-	values [numRecordMetrics][]float64
+	// values are every record metric's values, kept compactly and exactly
+	// until Results sorts them.
+	values [numRecordMetrics]column
+	// iclHist takes over inter_chunk_latency once iclExactLimit values
+	// are kept: a stream's every gap is most of what a long run would
+	// hold (README).
+	iclHist       *stats.LogHistogram
+	iclExactLimit int
 
 	valid, errors          int
 	minStart, maxEnd       int64
@@ -28,9 +35,22 @@ type Aggregator struct {
 	errorCounts            map[record.Error]int
 }
 
+// ICLExactLimit is how many inter-chunk latencies are kept exactly (some
+// 8 MB); beyond it they are summarised in a stats.LogHistogram, whose
+// percentiles are within 0.1 % of the exact ones.
+const ICLExactLimit = 1 << 21
+
 // NewAggregator returns an empty aggregator.
 func NewAggregator() *Aggregator {
-	return &Aggregator{minStart: math.MaxInt64, maxEnd: math.MinInt64, errorCounts: map[record.Error]int{}}
+	a := &Aggregator{minStart: math.MaxInt64, maxEnd: math.MinInt64, errorCounts: map[record.Error]int{}, iclExactLimit: ICLExactLimit}
+	for id, def := range RecordDefs {
+		scale := 1.0 // counts, and values kept as they are
+		if def.Unit == "ms" {
+			scale = nsPerMs // times measured in whole nanoseconds
+		}
+		a.values[id] = newColumn(scale)
+	}
+	return a
 }
 
 // Add accumulates one record and its computed values.
@@ -39,9 +59,9 @@ func (a *Aggregator) Add(r *record.Record, v *Values) {
 	a.maxEnd = max(a.maxEnd, v.EndWall)
 	for id := range numRecordMetrics {
 		if id == InterChunkLatency {
-			a.values[id] = append(a.values[id], v.ICL...)
+			a.addICL(v.ICL)
 		} else if !math.IsNaN(v.V[id]) {
-			a.values[id] = append(a.values[id], v.V[id])
+			a.values[id].add(v.V[id])
 		}
 	}
 	if !r.Valid() {
@@ -70,6 +90,34 @@ func (a *Aggregator) Add(r *record.Record, v *Values) {
 	if v.OSLMismatch {
 		a.oslMismatches++
 	}
+}
+
+// addICL keeps a record's inter-chunk latencies, exactly until the limit.
+func (a *Aggregator) addICL(icl []float64) {
+	c := &a.values[InterChunkLatency]
+	if a.iclHist == nil && c.n+len(icl) > a.iclExactLimit {
+		a.iclHist = stats.NewLogHistogram()
+		for _, x := range c.values() {
+			a.iclHist.Add(x)
+		}
+		*c = newColumn(c.scale)
+	}
+	for _, x := range icl {
+		if a.iclHist != nil {
+			a.iclHist.Add(x)
+		} else {
+			c.add(x)
+		}
+	}
+}
+
+// RetainedBytes is the memory the accumulated values hold.
+func (a *Aggregator) RetainedBytes() int {
+	total := 0
+	for id := range a.values {
+		total += a.values[id].bytes()
+	}
+	return total
 }
 
 // Result is one metric's outcome: a distribution for record metrics, one
@@ -117,10 +165,15 @@ func (rs *Results) Get(tag string) (Result, bool) {
 func (a *Aggregator) Results() Results {
 	var out Results
 	for id := range numRecordMetrics {
-		if len(a.values[id]) == 0 {
+		if id == InterChunkLatency && a.iclHist != nil {
+			s := a.iclHist.Summary()
+			out.Metrics = append(out.Metrics, Result{Def: RecordDefs[id], Dist: &s})
 			continue
 		}
-		s := stats.Summarize(a.values[id])
+		if a.values[id].n == 0 {
+			continue
+		}
+		s := stats.Summarize(a.values[id].values())
 		out.Metrics = append(out.Metrics, Result{Def: RecordDefs[id], Dist: &s})
 	}
 	scalar := func(d Def, v float64) { out.Metrics = append(out.Metrics, Result{Def: d, Value: v}) }
@@ -159,7 +212,7 @@ func (a *Aggregator) Results() Results {
 		scalar(DefTotalUsageTotal, a.usageTotal)
 		scalar(DefUsageDiscrepancy, float64(a.usageDiscrepancies))
 	}
-	if len(a.values[OSLMismatchDiffPct]) > 0 {
+	if a.values[OSLMismatchDiffPct].n > 0 {
 		scalar(DefOSLMismatchCount, float64(a.oslMismatches))
 	}
 
