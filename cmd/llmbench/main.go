@@ -32,18 +32,36 @@ const (
 
 func main() {
 	// LLMBENCH_CPUPROFILE=file writes a CPU profile of the whole process,
-	// for finding where the client's time goes (README, Performance).
+	// LLMBENCH_MEMPROFILE=file a heap profile at its end, for finding where
+	// the client's time and memory go (README, Performance).
+	stopProfile := func() {}
 	if path := os.Getenv("LLMBENCH_CPUPROFILE"); path != "" {
-		stopProfile, err := startCPUProfile(path)
-		if err != nil {
+		var err error
+		if stopProfile, err = startCPUProfile(path); err != nil {
 			fmt.Fprintln(os.Stderr, "llmbench:", err)
 			os.Exit(exitFailed)
 		}
-		code := run(os.Args, os.Stdout, os.Stderr)
-		stopProfile()
-		os.Exit(code)
 	}
-	os.Exit(run(os.Args, os.Stdout, os.Stderr))
+	code := run(os.Args, os.Stdout, os.Stderr)
+	stopProfile()
+	if path := os.Getenv("LLMBENCH_MEMPROFILE"); path != "" {
+		if err := writeHeapProfile(path); err != nil {
+			fmt.Fprintln(os.Stderr, "llmbench:", err)
+		}
+	}
+	os.Exit(code)
+}
+
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("heap profile: %w", err)
+	}
+	defer f.Close()
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		return fmt.Errorf("heap profile: %w", err)
+	}
+	return nil
 }
 
 func startCPUProfile(path string) (stop func(), err error) {

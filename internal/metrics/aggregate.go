@@ -164,6 +164,9 @@ func (rs *Results) Get(tag string) (Result, bool) {
 // It sorts the accumulated samples; call it once, after the last Add.
 func (a *Aggregator) Results() Results {
 	var out Results
+	// One buffer decodes every metric in turn: the run's peak memory is
+	// then one metric's values as float64, not all of them.
+	var buf []float64
 	for id := range numRecordMetrics {
 		if id == InterChunkLatency && a.iclHist != nil {
 			s := a.iclHist.Summary()
@@ -173,7 +176,8 @@ func (a *Aggregator) Results() Results {
 		if a.values[id].n == 0 {
 			continue
 		}
-		s := stats.Summarize(a.values[id].values())
+		buf = a.values[id].appendValues(buf[:0])
+		s := stats.Summarize(buf)
 		out.Metrics = append(out.Metrics, Result{Def: RecordDefs[id], Dist: &s})
 	}
 	scalar := func(d Def, v float64) { out.Metrics = append(out.Metrics, Result{Def: d, Value: v}) }

@@ -58,8 +58,10 @@ func (c *column) whole(v float64) (int64, bool) {
 }
 
 // values decodes every value, in the order added.
-func (c *column) values() []float64 {
-	out := make([]float64, 0, c.n)
+func (c *column) values() []float64 { return c.appendValues(make([]float64, 0, c.n)) }
+
+// appendValues appends every value to out, in the order added.
+func (c *column) appendValues(out []float64) []float64 {
 	for _, b := range c.blocks {
 		for len(b) > 0 {
 			h, n := binary.Uvarint(b)
