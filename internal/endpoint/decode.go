@@ -2,6 +2,7 @@ package endpoint
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -52,18 +53,10 @@ func (d *Decoder) decode(data []byte, streaming bool) (Chunk, error) {
 	return d.kind.parse(data, streaming)
 }
 
-// Keys read on the fast path, and the bit that marks each seen.
-const (
-	seenChoices = 1 << iota
-	seenUsage
-	seenObject
-	seenMessage
-	seenCode
-)
-
+// The keys read on the fast path, by object.
 var (
 	topKeys    = []string{"choices", "usage", "error", "object", "message", "code"}
-	choiceKeys = []string{"text", "delta", "message", "finish_reason"}
+	choiceKeys = []string{"text", "finish_reason", "delta", "message"}
 	textKeys   = []string{"content", "reasoning_content", "reasoning"}
 	usageKeys  = []string{"prompt_tokens", "completion_tokens", "total_tokens", "completion_tokens_details"}
 	detailKeys = []string{"reasoning_tokens"}
@@ -79,43 +72,25 @@ func (d *Decoder) fast(data []byte, streaming bool) (Chunk, bool) {
 	if err != nil || v.Type() != fastjson.TypeObject {
 		return Chunk{}, false
 	}
-	obj, _ := v.Object()
-	var (
-		c    Chunk
-		ok   = true
-		seen int
-	)
+	var c Chunk
 	d.text, d.reasoning = d.text[:0], d.reasoning[:0]
-	once := func(bit int) bool {
-		if seen&bit != 0 {
-			ok = false // a repeated key: encoding/json merges, left to it
-		}
-		seen |= bit
-		return ok
-	}
-	obj.Visit(func(key []byte, v *fastjson.Value) {
-		if !ok {
-			return
-		}
-		switch string(key) {
-		case "choices":
-			ok = once(seenChoices) && d.choices(v, streaming, &c)
-		case "usage":
-			ok = once(seenUsage) && usage(v, &c)
-		case "object":
-			// {"object": "error", …} is vLLM's error object.
+	ok := fields(v, topKeys, func(i int, v *fastjson.Value) bool {
+		switch i {
+		case 0:
+			return d.choices(v, streaming, &c)
+		case 1:
+			return usage(v, &c)
+		case 2: // an error object is left to encoding/json
+			return v.Type() == fastjson.TypeNull
+		case 3: // {"object": "error", …} is vLLM's error object
 			s, isStr := stringOrNull(v)
-			ok = once(seenObject) && isStr && string(s) != "error"
-		case "message":
+			return isStr && string(s) != "error"
+		case 4:
 			_, isStr := stringOrNull(v)
-			ok = once(seenMessage) && isStr
-		case "code":
-			_, isInt := intOrNull(v)
-			ok = once(seenCode) && isInt
-		case "error":
-			ok = v.Type() == fastjson.TypeNull && !repeatedNull(&seen)
+			return isStr
 		default:
-			ok = !foldsTo(key, topKeys)
+			_, isInt := intOrNull(v)
+			return isInt
 		}
 	})
 	if !ok {
@@ -130,13 +105,38 @@ func (d *Decoder) fast(data []byte, streaming bool) (Chunk, bool) {
 	return c, true
 }
 
-// repeatedNull marks "error": null seen; a second one is left to
-// encoding/json like any repeated key.
-func repeatedNull(seen *int) bool {
-	const seenError = 1 << 10
-	r := *seen&seenError != 0
-	*seen |= seenError
-	return r
+// fields walks the JSON object v (null: nothing to walk), calling read for
+// each of keys it holds with the key's index. It is false, for
+// encoding/json to read the data, when v is neither object nor null, when
+// a known key comes twice (encoding/json merges them), when read is, or
+// when a key differs from a known one in case only (encoding/json would
+// take it for that one).
+func fields(v *fastjson.Value, keys []string, read func(i int, v *fastjson.Value) bool) bool {
+	switch v.Type() {
+	case fastjson.TypeNull:
+		return true
+	case fastjson.TypeObject:
+	default:
+		return false
+	}
+	obj, _ := v.Object()
+	ok, seen := true, 0
+	obj.Visit(func(key []byte, v *fastjson.Value) {
+		if !ok {
+			return
+		}
+		i := slices.Index(keys, string(key))
+		switch {
+		case i < 0:
+			ok = !foldsTo(key, keys)
+		case seen&(1<<i) != 0:
+			ok = false
+		default:
+			seen |= 1 << i
+			ok = read(i, v)
+		}
+	})
+	return ok
 }
 
 // choices reads the "choices" array into c and the decoder's text.
@@ -151,44 +151,26 @@ func (d *Decoder) choices(v *fastjson.Value, streaming bool, c *Chunk) bool {
 	items, _ := v.Array()
 	c.Choices = len(items)
 	for _, item := range items {
-		if item.Type() == fastjson.TypeNull {
-			continue
-		}
-		if item.Type() != fastjson.TypeObject {
+		if item.Type() != fastjson.TypeObject && item.Type() != fastjson.TypeNull {
 			return false
 		}
-		obj, _ := item.Object()
-		ok, seen := true, 0
-		var text, content, reasoningContent, reasoning, finish []byte
-		obj.Visit(func(key []byte, v *fastjson.Value) {
-			if !ok {
-				return
-			}
-			bit := 0
-			switch string(key) {
-			case "text":
-				bit = 1
+		var text, finish []byte
+		var texts [3][]byte // content, reasoning_content, reasoning
+		ok := fields(item, choiceKeys, func(i int, v *fastjson.Value) bool {
+			var ok bool
+			switch i {
+			case 0:
 				text, ok = stringOrNull(v)
-			case "finish_reason":
-				bit = 2
+			case 1:
 				finish, ok = stringOrNull(v)
-			case "delta", "message":
-				bit = 4
-				if string(key) == "message" {
-					bit = 8
+			default: // delta (streaming) or message: the other is still type-checked, as encoding/json does
+				var t [3][]byte
+				ok = message(v, &t)
+				if (i == 2) == streaming {
+					texts = t
 				}
-				if string(key) == "delta" && streaming || string(key) == "message" && !streaming {
-					content, reasoningContent, reasoning, ok = message(v)
-				} else {
-					_, _, _, ok = message(v) // still type-checked, as encoding/json does
-				}
-			default:
-				ok = !foldsTo(key, choiceKeys)
 			}
-			if seen&bit != 0 {
-				ok = false
-			}
-			seen |= bit
+			return ok
 		})
 		if !ok {
 			return false
@@ -200,123 +182,49 @@ func (d *Decoder) choices(v *fastjson.Value, streaming bool, c *Chunk) bool {
 			d.text = append(d.text, text...)
 			continue
 		}
-		d.text = append(d.text, content...)
-		d.reasoning = append(append(d.reasoning, reasoningContent...), reasoning...)
+		d.text = append(d.text, texts[0]...)
+		d.reasoning = append(append(d.reasoning, texts[1]...), texts[2]...)
 	}
 	return true
 }
 
-// message reads a "delta" or "message" object's texts.
-func message(v *fastjson.Value) (content, reasoningContent, reasoning []byte, ok bool) {
-	switch v.Type() {
-	case fastjson.TypeNull:
-		return nil, nil, nil, true
-	case fastjson.TypeObject:
-	default:
-		return nil, nil, nil, false
-	}
-	obj, _ := v.Object()
-	ok = true
-	seen := 0
-	obj.Visit(func(key []byte, v *fastjson.Value) {
-		if !ok {
-			return
-		}
-		bit := 0
-		switch string(key) {
-		case "content":
-			bit = 1
-			content, ok = stringOrNull(v)
-		case "reasoning_content":
-			bit = 2
-			reasoningContent, ok = stringOrNull(v)
-		case "reasoning":
-			bit = 4
-			reasoning, ok = stringOrNull(v)
-		default:
-			ok = !foldsTo(key, textKeys)
-		}
-		if seen&bit != 0 {
-			ok = false
-		}
-		seen |= bit
+// message reads a "delta" or "message" object's content,
+// reasoning_content and reasoning into texts.
+func message(v *fastjson.Value, texts *[3][]byte) bool {
+	return fields(v, textKeys, func(i int, v *fastjson.Value) bool {
+		var ok bool
+		texts[i], ok = stringOrNull(v)
+		return ok
 	})
-	return content, reasoningContent, reasoning, ok
 }
 
 // usage reads a "usage" object into c.
 func usage(v *fastjson.Value, c *Chunk) bool {
-	switch v.Type() {
-	case fastjson.TypeNull:
+	if v.Type() == fastjson.TypeNull {
 		return true
-	case fastjson.TypeObject:
-	default:
-		return false
 	}
-	obj, _ := v.Object()
 	u := &record.Usage{}
-	ok, seen := true, 0
-	obj.Visit(func(key []byte, v *fastjson.Value) {
-		if !ok {
-			return
-		}
-		bit := 0
-		switch string(key) {
-		case "prompt_tokens":
-			bit = 1
-			u.PromptTokens, ok = intOrNull(v)
-		case "completion_tokens":
-			bit = 2
-			u.CompletionTokens, ok = intOrNull(v)
-		case "total_tokens":
-			bit = 4
-			u.TotalTokens, ok = intOrNull(v)
-		case "completion_tokens_details":
-			bit = 8
-			ok = usageDetails(v, u)
-		default:
-			ok = !foldsTo(key, usageKeys)
-		}
-		if seen&bit != 0 {
-			ok = false
-		}
-		seen |= bit
-	})
 	c.Usage = u
-	return ok
-}
-
-func usageDetails(v *fastjson.Value, u *record.Usage) bool {
-	switch v.Type() {
-	case fastjson.TypeNull:
-		return true
-	case fastjson.TypeObject:
-	default:
-		return false
-	}
-	obj, _ := v.Object()
-	ok, seen := true, false
-	obj.Visit(func(key []byte, v *fastjson.Value) {
-		if !ok {
-			return
-		}
-		switch string(key) {
-		case "reasoning_tokens":
-			if seen {
-				ok = false
-				return
-			}
-			seen = true
-			if v.Type() == fastjson.TypeNull {
-				return
-			}
-			u.ReasoningTokens, ok = intOrNull(v)
-			u.HasReasoning = ok
+	return fields(v, usageKeys, func(i int, v *fastjson.Value) bool {
+		var ok bool
+		switch i {
+		case 0:
+			u.PromptTokens, ok = intOrNull(v)
+		case 1:
+			u.CompletionTokens, ok = intOrNull(v)
+		case 2:
+			u.TotalTokens, ok = intOrNull(v)
 		default:
-			ok = !foldsTo(key, detailKeys)
+			ok = fields(v, detailKeys, func(_ int, v *fastjson.Value) bool {
+				if v.Type() == fastjson.TypeNull {
+					return true // reasoning_tokens: null is none
+				}
+				u.ReasoningTokens, u.HasReasoning = intOrNull(v)
+				return u.HasReasoning
+			})
 		}
+		return ok
 	})
-	return ok
 }
 
 // stringOrNull returns a JSON string's unescaped bytes (nil for null);

@@ -3,7 +3,6 @@ package scrape
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -11,8 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/prometheus/prometheus/model/textparse"
 
 	"github.com/llmbench/llmbench/internal/scrape/scrapetest"
 )
@@ -230,7 +227,8 @@ h_count{route="x le=\"9\""} 4
 }
 
 // BenchmarkParser is one scrape of a 400 KB vLLM-like exposition by an
-// endpoint's Parser in its steady state (the labels seen before).
+// endpoint's Parser in its steady state (the labels seen before);
+// bench/promparsers sets it beside other parsers.
 func BenchmarkParser(b *testing.B) {
 	body := scrapetest.BigExposition()
 	p := NewParser()
@@ -239,30 +237,6 @@ func BenchmarkParser(b *testing.B) {
 	for b.Loop() {
 		if _, err := p.Parse(body); err != nil {
 			b.Fatal(err)
-		}
-	}
-}
-
-// BenchmarkPromParserAlone is the floor under BenchmarkParser: Prometheus'
-// text parser walking the same exposition, every sample's text and value
-// read, nothing kept.
-func BenchmarkPromParserAlone(b *testing.B) {
-	body := scrapetest.BigExposition()
-	b.SetBytes(int64(len(body)))
-	b.ReportAllocs()
-	for b.Loop() {
-		tp := textparse.NewPromParser(body, nil, false)
-		for {
-			entry, err := tp.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				b.Fatal(err)
-			}
-			if entry == textparse.EntrySeries {
-				tp.Series()
-			}
 		}
 	}
 }

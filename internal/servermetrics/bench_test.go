@@ -1,7 +1,6 @@
 package servermetrics
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"math"
@@ -11,27 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
-
 	"github.com/llmbench/llmbench/internal/record"
 	"github.com/llmbench/llmbench/internal/scrape"
 	"github.com/llmbench/llmbench/internal/scrape/scrapetest"
 	"github.com/llmbench/llmbench/internal/stats"
 )
-
-// BenchmarkParseBaseline is the floor: Prometheus' parser alone on the bytes.
-func BenchmarkParseBaseline(b *testing.B) {
-	body := scrapetest.BigExposition()
-	b.SetBytes(int64(len(body)))
-	b.ReportAllocs()
-	for b.Loop() {
-		p := expfmt.NewTextParser(model.UTF8Validation)
-		if _, err := p.TextToMetricFamilies(bytes.NewReader(body)); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
 
 // BenchmarkScrapeIngest is one whole scrape as a run does it: HTTP fetch
 // over loopback, parse, hash, and ingest into the store.
