@@ -13,6 +13,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/llmbench/llmbench/internal/stats"
 )
 
 // Thresholds above which the client counts as saturated.
@@ -137,16 +139,10 @@ func analyse(samples []sample, start time.Time, startCPU time.Duration, end time
 			delays[i] = float64(max(s.fired.Sub(s.due), 0)) / 1e6
 		}
 		slices.Sort(delays)
-		r.TimerDelayP50Ms = nearestRank(delays, 0.50)
-		r.TimerDelayP99Ms = nearestRank(delays, 0.99)
+		r.TimerDelayP50Ms = stats.PercentileSorted(delays, 50)
+		r.TimerDelayP99Ms = stats.PercentileSorted(delays, 99)
 		r.TimerDelayMaxMs = delays[len(delays)-1]
 	}
 	r.Saturated = r.CPUUtilization >= SaturatedCPU || r.TimerDelayP99Ms >= float64(SaturatedTimerDelay)/1e6
 	return r
-}
-
-// nearestRank is the p-quantile of sorted values by the nearest-rank rule.
-func nearestRank(sorted []float64, p float64) float64 {
-	k := int(math.Ceil(p*float64(len(sorted)))) - 1
-	return sorted[min(max(k, 0), len(sorted)-1)]
 }

@@ -43,8 +43,8 @@ func TestAnalyse(t *testing.T) {
 			endCPU:  2 * time.Second, wantUtil: 0.1, wantPeak: 0.1, wantP99: 0.1, saturated: false,
 		},
 		{
-			// Two ticks of 100 fired 5 ms late: p99 by nearest rank is the
-			// 99th smallest, 5 ms.
+			// Two ticks of 100 fired 5 ms late: p99 (linear between ranks, as
+			// everywhere) falls between the last two ranks: 5 ms.
 			name: "late timers",
 			samples: ticks(t0, 100, tick, func(i int) time.Duration {
 				if i == 10 || i == 50 {

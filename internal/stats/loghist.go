@@ -50,9 +50,6 @@ func (h *LogHistogram) Add(v float64) {
 	h.m2 += d * (v - h.mean)
 }
 
-// Count is the number of values added.
-func (h *LogHistogram) Count() int { return h.n }
-
 // Summary is the histogram's Summary, as Summarize would give for the
 // values added, percentiles within LogHistogramRelErr.
 func (h *LogHistogram) Summary() Summary {
