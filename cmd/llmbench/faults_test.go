@@ -82,7 +82,7 @@ func TestFaultInjection(t *testing.T) {
 	for i, tc := range faultCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := filepath.Join(base, fmt.Sprint(i))
-			args := append([]string{"llmbench", "profile", "-m", "m", "--concurrency", "2", "--request-count", "6", "--osl", "6",
+			args := append([]string{"llmbench", "profile", "-m", "m", "--mock", "--concurrency", "2", "--request-count", "6", "--osl", "6",
 				"--isl", "16", "--random-seed", "3", "--mock-ttft-ms", "1", "--mock-itl-ms", "1", "--artifact-dir", dir, "--ui-type", "none"}, tc.args...)
 			var stdout, stderr bytes.Buffer
 			code := run(args, &stdout, &stderr)
@@ -231,7 +231,7 @@ func TestServerRestartMidRun(t *testing.T) {
 	t.Setenv("AIPERF_SERVER_METRICS_COLLECTION_FLUSH_PERIOD", "0")
 	dir := t.TempDir()
 	var stdout, stderr bytes.Buffer
-	code := run([]string{"llmbench", "profile", "-m", "m", "--streaming", "--concurrency", "2", "--request-count", "24", "--osl", "10",
+	code := run([]string{"llmbench", "profile", "-m", "m", "--mock", "--streaming", "--concurrency", "2", "--request-count", "24", "--osl", "10",
 		"--mock-ttft-ms", "5", "--mock-itl-ms", "5", "--mock-metrics-reset-after", "4",
 		"--artifact-dir", dir, "--ui-type", "none"}, &stdout, &stderr)
 	if code != exitOK {

@@ -103,10 +103,11 @@ func usage(w io.Writer) {
 
 Usage:
   llmbench profile --model M [--url http://host:port] [flags]   run a benchmark
+  llmbench profile --model M --mock [flags]                       benchmark the built-in simulated server
   llmbench mock-server [--port 8000] [flags]                      serve the simulated LLM server
   llmbench version
 
-Without --url, profile benchmarks the built-in simulated server.
+--url defaults to http://localhost:8000, as in AIPerf.
 Run 'llmbench profile -h' or 'llmbench mock-server -h' for their flags.
 `)
 }
@@ -207,6 +208,9 @@ func profile(args []string, stdout, stderr io.Writer) int {
 	if err := p.ApplyEnv(os.LookupEnv); err != nil {
 		return usageError(stderr, cmd, err)
 	}
+	if name := firstMockFlag(fs); name != "" && !p.Endpoint.Mock {
+		return usageError(stderr, cmd, fmt.Errorf("--%s configures the built-in simulated server: add --mock to benchmark it", name))
+	}
 	p.CLICommand = config.CommandLine(config.RedactArgs(append([]string{"llmbench"}, args[1:]...)))
 	if err := p.Finish(); err != nil {
 		return usageError(stderr, cmd, err)
@@ -232,6 +236,17 @@ func profile(args []string, stdout, stderr io.Writer) int {
 		printResults(stdout, res)
 	}
 	return exitCode(stderr, res, err)
+}
+
+// firstMockFlag names a --mock-* flag given on the command line, if any.
+func firstMockFlag(fs *flag.FlagSet) string {
+	name := ""
+	fs.Visit(func(f *flag.Flag) {
+		if name == "" && strings.HasPrefix(f.Name, "mock-") {
+			name = f.Name
+		}
+	})
+	return name
 }
 
 func printResults(stdout io.Writer, res *benchmark.Result) {

@@ -129,7 +129,7 @@ func checkClientTiming(t *testing.T, agg map[string]json.RawMessage, lines []lin
 func TestProfileRateModeTiming(t *testing.T) {
 	dir := t.TempDir()
 	var stdout, stderr bytes.Buffer
-	code := run([]string{"llmbench", "profile", "--model", "m", "--endpoint-type", "chat", "--streaming",
+	code := run([]string{"llmbench", "profile", "--model", "m", "--mock", "--endpoint-type", "chat", "--streaming",
 		"--request-rate", "200", "--request-count", "30", "--output-tokens-mean", "8", "--random-seed", "3",
 		"--mock-ttft-ms", "5", "--mock-itl-ms", "1", "--artifact-dir", dir, "--ui-type", "none", "--no-server-metrics"}, &stdout, &stderr)
 	if code != 0 {
@@ -145,7 +145,7 @@ func TestProfileRateModeTiming(t *testing.T) {
 func TestProfileEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	var stdout, stderr bytes.Buffer
-	code := run([]string{"llmbench", "profile", "--model", "e2e/model", "--endpoint-type", "chat", "--streaming",
+	code := run([]string{"llmbench", "profile", "--model", "e2e/model", "--mock", "--endpoint-type", "chat", "--streaming",
 		"--concurrency", "4", "--request-count", "40", "--warmup-request-count", "4",
 		"--synthetic-input-tokens-mean", "32", "--output-tokens-mean", "16", "--random-seed", "1", "--num-dataset-entries", "10",
 		"--mock-ttft-ms", "20", "--mock-itl-ms", "2", "--api-key", "sk-e2e-secret", "-H", "Authorization: Bearer sk-e2e-secret",
@@ -239,11 +239,20 @@ func TestProfileEndToEnd(t *testing.T) {
 	}
 	var payload struct {
 		Model     string `json:"model"`
-		MaxTokens int    `json:"max_tokens"`
+		MaxTokens int    `json:"max_completion_tokens"`
 		Stream    bool   `json:"stream"`
 	}
-	if err := json.Unmarshal(inputs.Data[0].Payloads[0], &payload); err != nil || payload.Model != "e2e/model" || payload.MaxTokens != 16 || !payload.Stream {
+	var compact bytes.Buffer
+	_ = json.Compact(&compact, inputs.Data[0].Payloads[0])
+	first := compact.Bytes()
+	if err := json.Unmarshal(first, &payload); err != nil || payload.Model != "e2e/model" || payload.MaxTokens != 16 || !payload.Stream {
 		t.Fatalf("first payload %+v (%v)", payload, err)
+	}
+	// AIPerf's payload: chat's limit is max_completion_tokens, and usage is
+	// asked for only with --use-server-token-count.
+	if !bytes.HasPrefix(first, []byte(`{"messages":[{"role":"user","content":`)) || bytes.Contains(first, []byte("stream_options")) ||
+		!bytes.HasSuffix(first, []byte(`"model":"e2e/model","stream":true,"max_completion_tokens":16}`)) {
+		t.Fatalf("first payload %s", first)
 	}
 	// Requests cycle through the dataset: request i uses entry i mod 10.
 	for _, l := range lines {
@@ -272,7 +281,7 @@ func TestProfileErrorsAccounted(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	// 35 requests: every 5th gets a 500 (7), every 7th not already failed has
 	// its connection dropped (7, 14, 21, 28: 4). 24 succeed.
-	code := run([]string{"llmbench", "profile", "-m", "m", "--concurrency", "3", "--request-count", "35", "--osl", "8",
+	code := run([]string{"llmbench", "profile", "-m", "m", "--mock", "--concurrency", "3", "--request-count", "35", "--osl", "8",
 		"--mock-ttft-ms", "0", "--mock-itl-ms", "0", "--mock-error-every", "5", "--mock-drop-every", "7",
 		"--artifact-dir", dir, "--ui-type", "none"}, &stdout, &stderr)
 	if code != 0 {
@@ -346,7 +355,7 @@ func TestProfileServerMetricsTwoEndpoints(t *testing.T) {
 
 	dir := t.TempDir()
 	var stdout, stderr bytes.Buffer
-	code := run([]string{"llmbench", "profile", "-m", "m", "--streaming", "--concurrency", "4", "--request-count", "24",
+	code := run([]string{"llmbench", "profile", "-m", "m", "--mock", "--streaming", "--concurrency", "4", "--request-count", "24",
 		"--warmup-request-count", "4", "--osl", "10", "--mock-ttft-ms", "10", "--mock-itl-ms", "3",
 		"--server-metrics", strings.TrimPrefix(sgURL, "http://"), "--server-metrics-formats", "json", "csv", "jsonl", "parquet",
 		"--slice-duration", "0.1", "--profile-export-prefix", "run1.json", "--artifact-dir", dir, "--ui-type", "none"}, &stdout, &stderr)
@@ -450,7 +459,7 @@ func TestProfileServerMetricsTwoEndpoints(t *testing.T) {
 func TestNoServerMetrics(t *testing.T) {
 	dir := t.TempDir()
 	var stdout, stderr bytes.Buffer
-	if code := run([]string{"llmbench", "profile", "-m", "m", "--request-count", "2", "--no-server-metrics", "--mock-ttft-ms", "0", "--mock-itl-ms", "0",
+	if code := run([]string{"llmbench", "profile", "-m", "m", "--mock", "--request-count", "2", "--no-server-metrics", "--mock-ttft-ms", "0", "--mock-itl-ms", "0",
 		"--artifact-dir", dir, "--ui-type", "none"}, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}

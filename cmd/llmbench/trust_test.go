@@ -157,10 +157,11 @@ func TestCommandLineErrors(t *testing.T) {
 		{[]string{"--bogus-flag", "1"}, "unknown flag --bogus-flag"},
 		{[]string{"--streaming=maybe"}, "--streaming takes true or false"},
 		{[]string{"--isl", "1e12"}, "would need about"},
-		{[]string{"--concurrency", "5000000"}, "needs about 10000064 open files"},
+		{[]string{"--mock", "--concurrency", "5000000"}, "needs about 10000064 open files"},
 		{[]string{"extra"}, `unexpected argument "extra"`},
 		{[]string{"--url", "ftp://host"}, "scheme must be http or https"},
 		{[]string{"-m"}, "-m needs a value"},
+		{[]string{"--mock-ttft-ms", "5"}, "--mock-ttft-ms configures the built-in simulated server: add --mock to benchmark it"},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
@@ -230,7 +231,7 @@ func TestCtrlCTwice(t *testing.T) {
 	stdout, stderr := &syncBuffer{}, &syncBuffer{}
 	exit := make(chan int, 1)
 	go func() {
-		exit <- run([]string{"llmbench", "profile", "-m", "m", "--streaming", "--concurrency", "3", "--request-count", "100000",
+		exit <- run([]string{"llmbench", "profile", "-m", "m", "--mock", "--streaming", "--concurrency", "3", "--request-count", "100000",
 			"--osl", "20", "--mock-ttft-ms", "5", "--mock-itl-ms", "5", "--server-metrics", hanging.URL,
 			"--artifact-dir", dir, "--ui-type", "none"}, stdout, stderr)
 	}()

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"net"
 	"os"
 	"path/filepath"
 	"testing"
@@ -21,6 +22,7 @@ func TestCancelWritesEverything(t *testing.T) {
 	p.Endpoint.ModelNames = []string{"m"}
 	p.Endpoint.Streaming = true
 	p.Loadgen.Concurrency = 4
+	p.Endpoint.Mock = true
 	p.Loadgen.RequestCount = 100000
 	p.Output.ArtifactDir = dir
 	p.ServerMetrics.Disabled = true
@@ -81,13 +83,27 @@ func TestCancelWritesEverything(t *testing.T) {
 	}
 }
 
-// TestDeadEndpoint: a server that is not there fails every request, and the
-// run still ends cleanly with each one accounted for.
+// TestDeadEndpoint: a server that drops every connection fails every
+// request, and the run still ends cleanly with each one accounted for.
 func TestDeadEndpoint(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
 	dir := t.TempDir()
 	p := config.Default()
 	p.Endpoint.ModelNames = []string{"m"}
-	p.Endpoint.URL = "http://127.0.0.1:1"
+	p.Endpoint.URL = "http://" + ln.Addr().String()
 	p.Loadgen.Concurrency = 2
 	p.Loadgen.RequestCount = 6
 	p.Output.ArtifactDir = dir
@@ -102,5 +118,29 @@ func TestDeadEndpoint(t *testing.T) {
 	rs := res.Summary.Results
 	if rs.RequestCount != 0 || rs.ErrorCount != 6 || len(rs.Errors) != 1 || rs.Errors[0].Error.Type != "ConnectionError" {
 		t.Fatalf("results %+v", rs)
+	}
+}
+
+// TestNoServerListening: with nothing at --url (AIPerf's default
+// localhost:8000 when the user forgot --url or --mock), the run does not
+// start and says in one line what to do.
+func TestNoServerListening(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // a port nobody listens on
+	p := config.Default()
+	p.Endpoint.ModelNames = []string{"m"}
+	p.Endpoint.URL = addr
+	p.Output.ArtifactDir = t.TempDir()
+	if err := p.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Run(context.Background(), Options{Profile: p, Version: "test"})
+	want := "no server is listening at http://" + addr + ": start it or point --url at it, or add --mock to benchmark the built-in simulated server"
+	if err == nil || err.Error() != want {
+		t.Fatalf("error %v\nwant %s", err, want)
 	}
 }

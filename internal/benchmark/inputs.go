@@ -3,9 +3,15 @@ package benchmark
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/llmbench/llmbench/internal/config"
 	"github.com/llmbench/llmbench/internal/dataset"
@@ -57,7 +63,10 @@ func buildInputs(p config.Profile, seed uint64, tok tokenizer.Builtin) (*inputs,
 	in := &inputs{kind: kind, entries: entries, payloads: make([][]byte, len(entries)), sessions: make([]export.InputSession, len(entries))}
 	model := p.Endpoint.ModelNames[0]
 	for i, e := range entries {
-		in.payloads[i], err = kind.Body(endpoint.Input{Model: model, Prompt: e.Prompt, MaxTokens: e.MaxTokens, Streaming: p.Endpoint.Streaming, Extra: extra})
+		in.payloads[i], err = kind.Body(endpoint.Input{
+			Model: model, Prompt: e.Prompt, MaxTokens: e.MaxTokens, Streaming: p.Endpoint.Streaming, Extra: extra,
+			LegacyMaxTokens: p.Endpoint.LegacyMaxTokens, IncludeUsage: p.Tokenizer.UseServerTokenCount,
+		})
 		if err != nil {
 			return nil, err
 		}
@@ -70,6 +79,9 @@ func buildInputs(p config.Profile, seed uint64, tok tokenizer.Builtin) (*inputs,
 // server started for the run. stop shuts the built-in server down.
 func startTarget(p config.Profile, mock mockserver.Config) (baseURL string, stop func(), err error) {
 	if !p.Endpoint.Mock {
+		if err := checkListening(p.Endpoint.URL); err != nil {
+			return "", nil, err
+		}
 		return p.Endpoint.URL, func() {}, nil
 	}
 	srv, err := mockserver.New(mock)
@@ -93,4 +105,34 @@ func targetURL(p config.Profile, baseURL string, kind endpoint.Kind) string {
 		path = "/" + strings.TrimLeft(p.Endpoint.Custom, "/")
 	}
 	return config.JoinURL(baseURL, path)
+}
+
+// checkListening fails fast, in one line, when nothing listens at the
+// server's address, which is what a forgotten --url or --mock looks like;
+// otherwise every request would fail with the same connection error. A
+// proxy in the environment may reach what a direct dial cannot, so the
+// check is skipped when one applies.
+func checkListening(base string) error {
+	u, err := url.Parse(base)
+	if err != nil {
+		return fmt.Errorf("--url %q: %w", base, err)
+	}
+	if proxy, err := http.ProxyFromEnvironment(&http.Request{URL: u}); err != nil || proxy != nil {
+		return nil
+	}
+	port := u.Port()
+	if port == "" {
+		port = "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+	}
+	conn, err := net.DialTimeout("tcp", net.JoinHostPort(u.Hostname(), port), 5*time.Second)
+	if err != nil {
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			return fmt.Errorf("no server is listening at %s: start it or point --url at it, or add --mock to benchmark the built-in simulated server", base)
+		}
+		return fmt.Errorf("cannot reach the server at %s (%v): check --url, or add --mock to benchmark the built-in simulated server", base, err)
+	}
+	return conn.Close()
 }

@@ -50,9 +50,9 @@ type Endpoint struct {
 	// Custom overrides the endpoint type's default path.
 	Custom    string `json:"custom_endpoint,omitempty"`
 	Streaming bool   `json:"streaming"`
-	// URL is the server's base URL, without credentials; empty means the
-	// built-in simulated server.
-	URL string `json:"url"`
+	// URL is the server's base URL, without credentials (AIPerf's default
+	// http://localhost:8000); unused with Mock.
+	URL string `json:"url,omitempty"`
 	// User holds the credentials of a URL like http://user:pw@host, sent as
 	// Basic auth and never written anywhere.
 	User           *url.Userinfo `json:"-"`
@@ -62,6 +62,9 @@ type Endpoint struct {
 	APIKey         string        `json:"api_key,omitempty"`
 	Headers        []string      `json:"headers,omitempty"`
 	ExtraInputs    []string      `json:"extra_inputs,omitempty"`
+	// LegacyMaxTokens sends chat's output limit as max_tokens, not
+	// max_completion_tokens (--use-legacy-max-tokens).
+	LegacyMaxTokens bool `json:"use_legacy_max_tokens,omitempty"`
 }
 
 // Input describes the dataset.
@@ -160,12 +163,20 @@ func (s ServerMetrics) HasFormat(f string) bool {
 	return false
 }
 
+// AIPerf's defaults for the server and the request timeout (6 hours, so
+// that no long generation is cut off).
+const (
+	DefaultURL            = "http://localhost:8000"
+	DefaultRequestTimeout = 21600 * time.Second
+)
+
 // Default returns the profile defaults, AIPerf's where AIPerf has one.
 func Default() Profile {
 	return Profile{
 		Endpoint: Endpoint{
 			Type:           EndpointChat,
-			RequestTimeout: 600 * time.Second,
+			URL:            DefaultURL,
+			RequestTimeout: DefaultRequestTimeout,
 		},
 		Input: Input{
 			NumDatasetEntries: 100,
@@ -225,10 +236,12 @@ func (p *Profile) Finish() error {
 	default:
 		return fmt.Errorf("--endpoint-type %q is not supported; use chat or completions", e.Type)
 	}
-	if e.URL == "" {
-		e.Mock = true
+	if e.Mock && p.set["url"] {
+		return errors.New("--mock benchmarks the built-in simulated server; leave out --url, or drop --mock to benchmark the server at --url")
 	}
-	if !e.Mock {
+	if e.Mock {
+		e.URL = ""
+	} else {
 		u, user, err := NormalizeBaseURL(e.URL)
 		if err != nil {
 			return fmt.Errorf("--url: %w", err)
@@ -273,7 +286,8 @@ func (p *Profile) Finish() error {
 		return errors.New("--benchmark-duration and --benchmark-grace-period cannot be negative")
 	}
 	if l.BenchmarkDuration == 0 && l.RequestCount == 0 {
-		l.RequestCount = 10
+		// AIPerf's default: enough requests that every slot is filled twice.
+		l.RequestCount = max(10, 2*l.Concurrency)
 	}
 	l.BenchmarkDurationSec = l.BenchmarkDuration.Seconds()
 	l.GracePeriodSec = l.GracePeriod.Seconds()

@@ -52,9 +52,28 @@ func TestDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// AIPerf: concurrency 1 and 10 requests when nothing is said; ISL 550.
-	if !p.Endpoint.Mock || p.Loadgen.Concurrency != 1 || p.Loadgen.RequestCount != 10 || p.Input.Prompt.InputTokens.Mean != 550 || p.Endpoint.Type != "chat" {
+	// AIPerf: localhost:8000, concurrency 1 and 10 requests when nothing
+	// is said; ISL 550; a 6-hour request timeout.
+	if p.Endpoint.Mock || p.Endpoint.URL != "http://localhost:8000" || p.Loadgen.Concurrency != 1 || p.Loadgen.RequestCount != 10 ||
+		p.Input.Prompt.InputTokens.Mean != 550 || p.Endpoint.Type != "chat" || p.Endpoint.RequestTimeout != 6*time.Hour {
 		t.Errorf("defaults %+v", p)
+	}
+	// The newest AIPerf's request count: max(10, 2 x concurrency).
+	for conc, want := range map[string]int{"3": 10, "5": 10, "6": 12, "64": 128} {
+		p, err = parse(t, "--model", "m", "--concurrency", conc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Loadgen.RequestCount != want {
+			t.Errorf("--concurrency %s: request count %d, want %d", conc, p.Loadgen.RequestCount, want)
+		}
+	}
+	p, err = parse(t, "--model", "m", "--mock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Endpoint.Mock || p.Endpoint.URL != "" {
+		t.Errorf("--mock: %+v", p.Endpoint)
 	}
 	p, err = parse(t, "--model", "m", "--request-rate", "2.5", "--benchmark-duration", "30")
 	if err != nil {
@@ -72,6 +91,7 @@ func TestValidationErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{}, "--model is required"},
+		{[]string{"-m", "x", "--mock", "--url", "host:1"}, "--mock benchmarks the built-in simulated server; leave out --url"},
 		{[]string{"-m", "x", "--endpoint-type", "rankings"}, "not supported"},
 		{[]string{"-m", "x", "--url", "ftp://h"}, "scheme"},
 		{[]string{"-m", "x", "--concurrency", "-1"}, "--concurrency -1: it must be at least 1"},
@@ -223,8 +243,8 @@ func TestCheckMachine(t *testing.T) {
 		args []string
 		want string // "" for no error
 	}{
-		{[]string{"-m", "x", "--concurrency", "480"}, ""}, // 2*480+64 = 1024 on the mock
-		{[]string{"-m", "x", "--concurrency", "481"}, "needs about 1026 open files but this process may open 1024 (ulimit -n): raise it with 'ulimit -n 1026'"},
+		{[]string{"-m", "x", "--mock", "--concurrency", "480"}, ""}, // 2*480+64 = 1024 on the mock
+		{[]string{"-m", "x", "--mock", "--concurrency", "481"}, "needs about 1026 open files but this process may open 1024 (ulimit -n): raise it with 'ulimit -n 1026'"},
 		{[]string{"-m", "x", "--url", "h:1", "--concurrency", "960"}, ""}, // 960+64, no server side
 		{[]string{"-m", "x", "--url", "h:1", "--concurrency", "5000"}, "above the hard limit of 4096"},
 		{[]string{"-m", "x", "--request-rate", "1000"}, ""}, // no cap: nothing to check

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/llmbench/llmbench/internal/record"
@@ -45,58 +46,145 @@ type Input struct {
 	Prompt    string
 	MaxTokens int // 0: not sent
 	Streaming bool
-	// Extra fields merged into the body, overriding the built ones.
-	Extra map[string]any
+	// LegacyMaxTokens sends a chat request's limit as max_tokens instead
+	// of max_completion_tokens (--use-legacy-max-tokens).
+	LegacyMaxTokens bool
+	// IncludeUsage asks a stream for its usage in the last chunk
+	// (stream_options.include_usage), as AIPerf does only with
+	// --use-server-token-count.
+	IncludeUsage bool
+	// Extra fields merged into the body in order: one with a built key
+	// replaces its value where it stands, others are appended.
+	Extra []Field
 }
 
-// Body builds the JSON request body.
+// Field is one member of a JSON object, its value already encoded.
+type Field struct {
+	Key   string
+	Value json.RawMessage
+}
+
+// Body builds the JSON request body, its keys in AIPerf's order: messages
+// (or prompt), model, stream, the token limit, --extra-inputs, then
+// stream_options.
 func (k Kind) Body(in Input) ([]byte, error) {
-	body := map[string]any{"model": in.Model, "stream": in.Streaming}
+	var fields []Field
+	add := func(key string, v any) error {
+		raw, err := json.Marshal(v)
+		if err != nil {
+			return fmt.Errorf("build %s body: %s: %w", k, key, err)
+		}
+		fields = append(fields, Field{key, raw})
+		return nil
+	}
+	limitKey := "max_tokens"
 	switch k {
 	case Chat:
-		body["messages"] = []map[string]string{{"role": "user", "content": in.Prompt}}
-		if in.Streaming {
-			// Ask for usage in the final chunk so server token counts are recorded.
-			body["stream_options"] = map[string]bool{"include_usage": true}
+		if err := add("messages", []chatMessage{{Role: "user", Content: in.Prompt}}); err != nil {
+			return nil, err
+		}
+		if !in.LegacyMaxTokens {
+			limitKey = "max_completion_tokens"
 		}
 	case Completions:
-		body["prompt"] = in.Prompt
-		if in.Streaming {
-			body["stream_options"] = map[string]bool{"include_usage": true}
+		if err := add("prompt", in.Prompt); err != nil {
+			return nil, err
 		}
 	default:
 		return nil, fmt.Errorf("build body: unknown endpoint type %q", k)
 	}
+	_ = add("model", in.Model)
+	_ = add("stream", in.Streaming)
 	if in.MaxTokens > 0 {
-		body["max_tokens"] = in.MaxTokens
+		_ = add(limitKey, in.MaxTokens)
 	}
-	for key, v := range in.Extra {
-		body[key] = v
+	for _, x := range in.Extra {
+		if i := slices.IndexFunc(fields, func(f Field) bool { return f.Key == x.Key }); i >= 0 {
+			fields[i].Value = x.Value
+		} else {
+			fields = append(fields, x)
+		}
 	}
-	b, err := json.Marshal(body)
-	if err != nil {
-		return nil, fmt.Errorf("build %s body: %w", k, err)
+	if in.Streaming && in.IncludeUsage && !slices.ContainsFunc(fields, func(f Field) bool { return f.Key == "stream_options" }) {
+		fields = append(fields, Field{"stream_options", json.RawMessage(`{"include_usage":true}`)})
 	}
-	return b, nil
+	b := []byte{'{'}
+	for i, f := range fields {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		key, _ := json.Marshal(f.Key)
+		b = append(append(append(b, key...), ':'), f.Value...)
+	}
+	return append(b, '}'), nil
 }
 
-// ParseExtraInputs turns 'name:value' pairs into payload fields; a value that
-// is valid JSON (a number, true, an object…) is used as such, otherwise as a string.
-func ParseExtraInputs(pairs []string) (map[string]any, error) {
-	if len(pairs) == 0 {
-		return nil, nil
+type chatMessage struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// ParseExtraInputs turns --extra-inputs values into payload fields, in the
+// order given: 'name:value' pairs, whose value is used as JSON when it is
+// valid JSON (a number, true, an object…) and as a string otherwise, or a
+// JSON object whose members are all taken.
+func ParseExtraInputs(values []string) ([]Field, error) {
+	var out []Field
+	set := func(f Field) {
+		if i := slices.IndexFunc(out, func(g Field) bool { return g.Key == f.Key }); i >= 0 {
+			out[i] = f
+			return
+		}
+		out = append(out, f)
 	}
-	out := make(map[string]any, len(pairs))
-	for _, p := range pairs {
-		name, raw, ok := strings.Cut(p, ":")
+	for _, v := range values {
+		if t := strings.TrimSpace(v); strings.HasPrefix(t, "{") {
+			members, err := objectMembers([]byte(t))
+			if err != nil {
+				return nil, fmt.Errorf("extra inputs %q: %w", v, err)
+			}
+			for _, m := range members {
+				set(m)
+			}
+			continue
+		}
+		name, raw, ok := strings.Cut(v, ":")
 		if !ok || strings.TrimSpace(name) == "" {
-			return nil, fmt.Errorf("extra input %q: want name:value", p)
+			return nil, fmt.Errorf("extra input %q: want name:value or a JSON object", v)
 		}
-		var v any
-		if err := json.Unmarshal([]byte(raw), &v); err != nil {
-			v = raw
+		value := json.RawMessage(strings.TrimSpace(raw))
+		if !json.Valid(value) {
+			value, _ = json.Marshal(raw)
 		}
-		out[strings.TrimSpace(name)] = v
+		set(Field{strings.TrimSpace(name), value})
+	}
+	return out, nil
+}
+
+// objectMembers splits a JSON object into its members, in order.
+func objectMembers(data []byte) ([]Field, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, errors.New("not a JSON object")
+	}
+	var out []Field
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, fmt.Errorf("not a JSON object: %w", err)
+		}
+		key, _ := tok.(string)
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, fmt.Errorf("member %q: %w", key, err)
+		}
+		out = append(out, Field{key, raw})
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, fmt.Errorf("not a JSON object: %w", err)
+	}
+	if dec.More() {
+		return nil, errors.New("text after the JSON object")
 	}
 	return out, nil
 }

@@ -9,18 +9,29 @@ import (
 )
 
 func TestBody(t *testing.T) {
+	ignoreEOS := []Field{{"ignore_eos", json.RawMessage("true")}, {"max_tokens", json.RawMessage("9")}}
 	tests := []struct {
 		name string
 		kind Kind
 		in   Input
 		want string
 	}{
+		// AIPerf's order (aiperf-implementation-notes C4): messages, model,
+		// stream, max_completion_tokens, extras, stream_options.
 		{"chat streaming", Chat, Input{Model: "m", Prompt: "hi there", MaxTokens: 5, Streaming: true},
-			`{"max_tokens":5,"messages":[{"content":"hi there","role":"user"}],"model":"m","stream":true,"stream_options":{"include_usage":true}}`},
+			`{"messages":[{"role":"user","content":"hi there"}],"model":"m","stream":true,"max_completion_tokens":5}`},
+		{"chat streaming with server token counts", Chat, Input{Model: "m", Prompt: "hi", MaxTokens: 5, Streaming: true, IncludeUsage: true},
+			`{"messages":[{"role":"user","content":"hi"}],"model":"m","stream":true,"max_completion_tokens":5,"stream_options":{"include_usage":true}}`},
+		{"include_usage only when streaming", Chat, Input{Model: "m", Prompt: "hi", IncludeUsage: true},
+			`{"messages":[{"role":"user","content":"hi"}],"model":"m","stream":false}`},
+		{"chat legacy max_tokens", Chat, Input{Model: "m", Prompt: "x", MaxTokens: 7, LegacyMaxTokens: true},
+			`{"messages":[{"role":"user","content":"x"}],"model":"m","stream":false,"max_tokens":7}`},
 		{"chat no max", Chat, Input{Model: "m", Prompt: "x"},
-			`{"messages":[{"content":"x","role":"user"}],"model":"m","stream":false}`},
-		{"completions with extra", Completions, Input{Model: "m", Prompt: "p", MaxTokens: 3, Extra: map[string]any{"ignore_eos": true, "max_tokens": 9}},
-			`{"ignore_eos":true,"max_tokens":9,"model":"m","prompt":"p","stream":false}`},
+			`{"messages":[{"role":"user","content":"x"}],"model":"m","stream":false}`},
+		{"completions with extra replacing a built key in place", Completions, Input{Model: "m", Prompt: "p", MaxTokens: 3, Extra: ignoreEOS},
+			`{"prompt":"p","model":"m","stream":false,"max_tokens":9,"ignore_eos":true}`},
+		{"extra stream_options wins", Completions, Input{Model: "m", Prompt: "p", Streaming: true, IncludeUsage: true, Extra: []Field{{"stream_options", json.RawMessage(`{"include_usage":false}`)}}},
+			`{"prompt":"p","model":"m","stream":true,"stream_options":{"include_usage":false}}`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -31,21 +42,28 @@ func TestBody(t *testing.T) {
 			if string(b) != tc.want {
 				t.Fatalf("body\n got %s\nwant %s", b, tc.want)
 			}
+			if !json.Valid(b) {
+				t.Fatalf("invalid JSON %s", b)
+			}
 		})
 	}
 }
 
 func TestParseExtraInputs(t *testing.T) {
-	got, err := ParseExtraInputs([]string{"ignore_eos:true", "min_tokens:10", "tag:hello", "obj:{\"a\":1}", "url:http://x"})
+	got, err := ParseExtraInputs([]string{"ignore_eos:true", "min_tokens:10", "tag:hello", `obj:{"a":1}`, "url:http://x",
+		`{"temperature":0.5,"min_tokens":20}`, "tag: spaced"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]any{"ignore_eos": true, "min_tokens": 10.0, "tag": "hello", "obj": map[string]any{"a": 1.0}, "url": "http://x"}
+	want := []Field{{"ignore_eos", json.RawMessage("true")}, {"min_tokens", json.RawMessage("20")}, {"tag", json.RawMessage(`" spaced"`)},
+		{"obj", json.RawMessage(`{"a":1}`)}, {"url", json.RawMessage(`"http://x"`)}, {"temperature", json.RawMessage("0.5")}}
 	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("got %#v", got)
+		t.Fatalf("got %q\nwant %q", got, want)
 	}
-	if _, err := ParseExtraInputs([]string{"novalue"}); err == nil {
-		t.Fatal("want an error for a pair without ':'")
+	for _, bad := range []string{"novalue", `{"a":1`, `{"a":1} x`, "{not json}"} {
+		if _, err := ParseExtraInputs([]string{bad}); err == nil {
+			t.Errorf("%q: want an error", bad)
+		}
 	}
 }
 

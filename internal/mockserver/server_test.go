@@ -38,7 +38,7 @@ func start(t *testing.T, cfg Config) (*Server, string) {
 
 func body(t *testing.T, kind endpoint.Kind, prompt string, maxTokens int, stream bool) []byte {
 	t.Helper()
-	b, err := kind.Body(endpoint.Input{Model: "m", Prompt: prompt, MaxTokens: maxTokens, Streaming: stream})
+	b, err := kind.Body(endpoint.Input{Model: "m", Prompt: prompt, MaxTokens: maxTokens, Streaming: stream, IncludeUsage: true})
 	if err != nil {
 		t.Fatal(err)
 	}
