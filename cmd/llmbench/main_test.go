@@ -204,14 +204,20 @@ func TestProfileEndToEnd(t *testing.T) {
 	if m := metric(t, agg, "total_osl"); m.Avg != 640 {
 		t.Fatalf("total_osl %+v, want 40*16", m)
 	}
+	// benchmark_duration: from the first profiling request's start to the
+	// last one's last response (start + request_latency).
 	dur := metric(t, agg, "benchmark_duration").Avg
-	var minTs, maxTs struct {
-		Avg int64 `json:"avg"`
+	firstStart, lastEnd := int64(math.MaxInt64), 0.0
+	for _, l := range lines {
+		if l.Metadata.Phase == "profiling" {
+			var latMs float64
+			json.Unmarshal(l.Metrics["request_latency"].Value, &latMs)
+			firstStart = min(firstStart, l.Metadata.StartNs)
+			lastEnd = max(lastEnd, float64(l.Metadata.StartNs)+latMs*1e6)
+		}
 	}
-	json.Unmarshal(agg["min_request_timestamp"], &minTs)
-	json.Unmarshal(agg["max_response_timestamp"], &maxTs)
-	if want := float64(maxTs.Avg-minTs.Avg) / 1e9; math.Abs(dur-want) > 1e-9 {
-		t.Fatalf("benchmark_duration %v, want (max-min)/1e9 = %v", dur, want)
+	if want := (lastEnd - float64(firstStart)) / 1e9; math.Abs(dur-want) > 1e-6 {
+		t.Fatalf("benchmark_duration %v, want (last response - first start)/1e9 = %v", dur, want)
 	}
 	if got, want := metric(t, agg, "request_throughput").Avg, 40/dur; math.Abs(got-want) > 1e-9*want {
 		t.Fatalf("request_throughput %v, want %v", got, want)
@@ -223,8 +229,8 @@ func TestProfileEndToEnd(t *testing.T) {
 	checkClientTiming(t, agg, lines, false)
 
 	csv, _ := os.ReadFile(filepath.Join(dir, "profile_export_aiperf.csv"))
-	if !bytes.HasPrefix(csv, []byte("Metric,avg,min,max,p1,p5,p10,p25,p50,p75,p90,p95,p99,std\n")) ||
-		!bytes.Contains(csv, []byte("\nRequest Count (requests),40.00\n")) {
+	if !bytes.HasPrefix(csv, []byte("Metric,avg,min,max,sum,p1,p5,p10,p25,p50,p75,p90,p95,p99,std\n")) ||
+		!bytes.Contains(csv, []byte("\nRequest Count,40.00\n")) {
 		t.Fatalf("csv:\n%s", csv)
 	}
 	var inputs struct {
@@ -362,7 +368,7 @@ func TestProfileServerMetricsTwoEndpoints(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
-	for _, f := range []string{"run1.jsonl", "run1_aiperf.json", "run1_aiperf.csv", "run1_server_metrics.json", "run1_server_metrics.csv", "run1_server_metrics.jsonl", "run1_server_metrics.parquet"} {
+	for _, f := range []string{"run1.jsonl", "run1.json", "run1.csv", "run1_server_metrics.json", "run1_server_metrics.csv", "run1_server_metrics.jsonl", "run1_server_metrics.parquet"} {
 		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
 			t.Fatalf("%s: %v", f, err)
 		}
@@ -392,7 +398,7 @@ func TestProfileServerMetricsTwoEndpoints(t *testing.T) {
 		t.Fatalf("summary %+v", doc.Summary)
 	}
 	var agg map[string]json.RawMessage
-	raw, _ = os.ReadFile(filepath.Join(dir, "run1_aiperf.json"))
+	raw, _ = os.ReadFile(filepath.Join(dir, "run1.json"))
 	json.Unmarshal(raw, &agg)
 	var id string
 	json.Unmarshal(agg["benchmark_id"], &id)

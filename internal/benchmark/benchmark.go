@@ -132,10 +132,12 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		smErr = sm.finish(ctx, opts.Abort)
 	}
 	closeErr := records.Close()
+	benchmarkID := record.UUID(rand.Uint64(), rand.Uint64())
 	summary := export.Summary{
-		SchemaVersion: SchemaVersion, Version: opts.Version, BenchmarkID: record.UUID(rand.Uint64(), rand.Uint64()),
+		Version: opts.Version, BenchmarkID: benchmarkID,
 		Results: results, WasCancelled: outcome.Cancelled, Start: win.start, End: win.end,
 		InputConfig: p.Redacted(), ClientLoad: &clientLoad,
+		RunInfo: export.RunInfo{BenchmarkID: benchmarkID, RandomSeed: p.Input.RandomSeed, CLICommand: p.CLICommand},
 	}
 	res := &Result{Summary: summary, ArtifactDir: dir, ServerURL: baseURL, Files: []string{names.Records}, ProfileJSON: names.ProfileJSON}
 	if err := writeExports(dir, names, summary, in.sessions, res); err != nil {

@@ -75,9 +75,11 @@ func (q *requester) send(ctx context.Context, job schedule.Job) {
 	e := q.in.entries[i]
 	q.idMu.Lock()
 	reqID := record.UUID(q.idRNG.Uint64(), q.idRNG.Uint64())
+	// Each request is its own conversation instance (single turn).
+	correlationID := record.UUID(q.idRNG.Uint64(), q.idRNG.Uint64())
 	q.idMu.Unlock()
 	r := &record.Record{
-		SessionNum: job.Index, ConversationID: e.ConversationID, XRequestID: reqID, Phase: job.Phase,
+		SessionNum: job.Index, ConversationID: e.ConversationID, CorrelationID: correlationID, XRequestID: reqID, Phase: job.Phase,
 		InputTokens: e.InputTokens, RequestedOutputTokens: e.MaxTokens, Scheduled: job.Scheduled,
 	}
 	if !job.Due.IsZero() {

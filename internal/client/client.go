@@ -100,7 +100,7 @@ func New(opts Options) *Client {
 	conns := max(opts.MaxConns, 1)
 	tr := &http.Transport{
 		Proxy:               http.ProxyFromEnvironment,
-		DialContext:         dial,
+		DialContext:         countingDialer(dial),
 		MaxIdleConns:        conns + 16,
 		MaxIdleConnsPerHost: conns + 16,
 		IdleConnTimeout:     90 * time.Second,
@@ -133,6 +133,8 @@ func (c *Client) Do(ctx context.Context, rec *record.Record, body []byte) {
 	defer cancel()
 
 	tr := &traceRecorder{clock: clock}
+	// Last, after the body is closed: every byte of the response is in.
+	defer tr.wire.copyTo(&rec.Trace)
 	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, tr.hooks()), http.MethodPost, c.opts.URL, bytes.NewReader(body))
 	if err != nil {
 		rec.StartPerf = clock.Now()
@@ -144,8 +146,8 @@ func (c *Client) Do(ctx context.Context, rec *record.Record, body []byte) {
 	if rec.XRequestID != "" {
 		req.Header.Set("X-Request-ID", rec.XRequestID)
 	}
-	if rec.ConversationID != "" {
-		req.Header.Set("X-Correlation-ID", rec.ConversationID)
+	if rec.CorrelationID != "" {
+		req.Header.Set("X-Correlation-ID", rec.CorrelationID)
 	}
 
 	rec.StartPerf = clock.Now()

@@ -15,7 +15,9 @@ import (
 // arrives whenever the dial ends. So the recorder owns the timestamps under
 // a lock until seal copies them into the record; later hooks are ignored.
 type traceRecorder struct {
-	clock  record.Clock
+	clock record.Clock
+	// wire counts the request's bytes once it owns a connection.
+	wire   wireCounts
 	mu     sync.Mutex
 	sealed bool
 	t      record.HTTPTrace
@@ -39,6 +41,7 @@ func (tr *traceRecorder) hooks() *httptrace.ClientTrace {
 			tr.mu.Lock()
 			if !tr.sealed {
 				tr.t.GotConn, tr.t.ConnReused = now, info.Reused
+				claim(info.Conn, &tr.wire)
 			}
 			tr.mu.Unlock()
 		},

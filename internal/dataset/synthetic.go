@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-
-	"github.com/llmbench/llmbench/internal/record"
 )
 
 // Entry is one prompt of the dataset, with the lengths it was made for.
@@ -54,7 +52,7 @@ func (s Synthetic) Generate(vocab Vocabulary) ([]Entry, error) {
 			ids = append(ids, rng.IntN(vocab.VocabSize()))
 		}
 		prompt := vocab.Decode(ids)
-		e := Entry{ConversationID: record.UUID(rng.Uint64(), rng.Uint64()), Prompt: prompt, InputTokens: vocab.Count(prompt)}
+		e := Entry{ConversationID: fmt.Sprintf("session_%06d", i), Prompt: prompt, InputTokens: vocab.Count(prompt)}
 		if s.OutputMean > 0 {
 			e.MaxTokens = SampleLength(rng, s.OutputMean, s.OutputStddev)
 		}

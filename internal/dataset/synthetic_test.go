@@ -1,9 +1,9 @@
 package dataset
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
-	"regexp"
 	"testing"
 
 	"github.com/llmbench/llmbench/internal/tokenizer"
@@ -16,7 +16,6 @@ func TestSyntheticExactLengths(t *testing.T) {
 		t.Fatal(err)
 	}
 	var tok tokenizer.Builtin
-	uuid := regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
 	for i, e := range entries {
 		if e.InputTokens != 550 || tok.Count(e.Prompt) != 550 {
 			t.Errorf("entry %d: %d input tokens (counted %d), want 550", i, e.InputTokens, tok.Count(e.Prompt))
@@ -24,8 +23,9 @@ func TestSyntheticExactLengths(t *testing.T) {
 		if e.MaxTokens != 64 {
 			t.Errorf("entry %d: max tokens %d, want 64", i, e.MaxTokens)
 		}
-		if !uuid.MatchString(e.ConversationID) {
-			t.Errorf("entry %d: conversation id %q is not a v4 UUID", i, e.ConversationID)
+		// AIPerf names dataset conversations session_000000, …
+		if want := fmt.Sprintf("session_%06d", i); e.ConversationID != want {
+			t.Errorf("entry %d: conversation id %q, want %q", i, e.ConversationID, want)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -55,10 +56,12 @@ func sampleResults() metrics.Results {
 
 func TestProfileJSONGolden(t *testing.T) {
 	start := time.Date(2026, 11, 21, 12, 0, 0, 123456000, time.UTC)
+	seed := int64(7)
 	s := Summary{
-		SchemaVersion: "1.0", Version: "0.1.0", BenchmarkID: "00000000-0000-4000-8000-000000000000",
+		Version: "0.1.0", BenchmarkID: "00000000-0000-4000-8000-000000000000",
 		Results: sampleResults(), Start: start, End: start.Add(1500 * time.Millisecond),
 		InputConfig: map[string]any{"endpoint": map[string]any{"model_names": []string{"m"}, "api_key": "<redacted>"}},
+		RunInfo:     RunInfo{BenchmarkID: "00000000-0000-4000-8000-000000000000", RandomSeed: &seed, CLICommand: "llmbench profile -m m"},
 	}
 	got, err := ProfileJSON(s)
 	if err != nil {
@@ -71,19 +74,29 @@ func TestProfileJSONGolden(t *testing.T) {
 		t.Fatalf("not valid JSON: %v", err)
 	}
 	lat := parsed["request_latency"].(map[string]any)
-	// p90 of {300, 500}: 300 + 0.9*200 = 480; population std 100.
-	if lat["p90"] != 480.0 || lat["std"] != 100.0 || lat["unit"] != "ms" {
+	// p90 of {300, 500}: 300 + 0.9*200 = 480; population std 100; sum 800.
+	if lat["p90"] != 480.0 || lat["std"] != 100.0 || lat["unit"] != "ms" || lat["count"] != 2.0 || lat["sum"] != 800.0 {
 		t.Fatalf("request_latency %v", lat)
 	}
-	var exact struct {
-		Min struct {
-			Avg json.Number `json:"avg"`
-		} `json:"min_request_timestamp"`
+	// AIPerf's newest: the timestamps are internal, and nothing is null.
+	if _, ok := parsed["min_request_timestamp"]; ok || bytes.Contains(got, []byte("null")) {
+		t.Fatalf("internal metrics or nulls written:\n%s", got)
 	}
+	// Key order (C1): identity, declared metrics, metadata, other metrics.
+	var keys []string
 	dec := json.NewDecoder(bytes.NewReader(got))
-	dec.UseNumber()
-	if err := dec.Decode(&exact); err != nil || exact.Min.Avg != "1763700000123456789" {
-		t.Fatalf("min_request_timestamp %q (%v), want the exact nanoseconds", exact.Min.Avg, err)
+	dec.Token()
+	for dec.More() {
+		k, _ := dec.Token()
+		keys = append(keys, k.(string))
+		var skip json.RawMessage
+		dec.Decode(&skip)
+	}
+	want := []string{"schema_version", "aiperf_version", "benchmark_id", "request_throughput", "request_latency", "request_count",
+		"benchmark_duration", "error_request_count", "input_config", "run_info", "was_cancelled", "error_summary",
+		"start_time", "end_time", "llmbench_version"}
+	if !slices.Equal(keys, want) {
+		t.Fatalf("keys %v\nwant %v", keys, want)
 	}
 }
 
@@ -98,7 +111,7 @@ func TestRecordWriterGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ok := &record.Record{SessionNum: 0, ConversationID: "conv-a", XRequestID: "req-a", Phase: record.PhaseProfiling,
+	ok := &record.Record{SessionNum: 0, ConversationID: "conv-a", CorrelationID: "corr-a", XRequestID: "req-a", Phase: record.PhaseProfiling,
 		Streaming: true, CreditIssuedPerf: 400, StartPerf: 1000, EndPerf: 301_000_000, Trace: record.HTTPTrace{FirstByte: 2_000_000}}
 	var v metrics.Values
 	for i := range v.V {
@@ -215,4 +228,29 @@ func FuzzAppendJSONString(f *testing.F) {
 			t.Fatalf("%q: got %s, want %s", s, got[1:], want)
 		}
 	})
+}
+
+// TestCSVLabels: AIPerf's CSV names (aiperf-implementation-notes C2), which
+// scripts index with .loc[...].
+func TestCSVLabels(t *testing.T) {
+	for _, tc := range []struct {
+		def  metrics.Def
+		want string
+	}{
+		{metrics.DefRequestCount, "Request Count"},
+		{metrics.DefUsageDiscrepancy, "Usage Discrepancy Count"},
+		{metrics.RecordDefs[metrics.HTTPReqWaiting], "HTTP Waiting (TTFB) (ms)"},
+		{metrics.RecordDefs[metrics.HTTPReqDuration], "HTTP Duration (excl. conn) (ms)"},
+		{metrics.RecordDefs[metrics.UsagePromptTokensDiffPct], "Usage Prompt Diff % (%)"},
+		{metrics.RecordDefs[metrics.UsageCompletionTokensDiffPct], "Usage Completion Diff % (%)"},
+		{metrics.RecordDefs[metrics.UsageReasoningTokensDiffPct], "Usage Reasoning Diff % (%)"},
+		{metrics.RecordDefs[metrics.HTTPReqConnectionReused], "HTTP Connection Reused (ratio)"},
+		{metrics.RecordDefs[metrics.HTTPReqDataSent], "HTTP Data Sent (KB)"},
+		{metrics.RecordDefs[metrics.HTTPReqChunksReceived], "HTTP Chunks Received"},
+		{metrics.RecordDefs[metrics.RequestLatency], "Request Latency (ms)"},
+	} {
+		if got := CSVLabel(tc.def); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.def.Tag, got, tc.want)
+		}
+	}
 }

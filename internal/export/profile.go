@@ -13,7 +13,9 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/llmbench/llmbench/internal/clientload"
@@ -24,32 +26,58 @@ import (
 // Files are the client-side export file names.
 type Files struct {
 	ProfileJSON, ProfileCSV, Records, Inputs string
+	TimeslicesJSON, TimeslicesCSV            string
 }
 
-// ProfileFiles names the client-side exports as AIPerf does: with the default
-// prefix "profile_export", profile_export.jsonl and profile_export_aiperf.json/.csv.
+// ProfileFiles names the client-side exports as AIPerf does. With no
+// prefix: profile_export_aiperf.json/.csv, profile_export.jsonl and
+// profile_export_aiperf_timeslices.json/.csv; with --profile-export-prefix
+// p: p.json, p.csv, p.jsonl, p_timeslices.json/.csv.
 func ProfileFiles(prefix string) Files {
+	f := Files{Inputs: "inputs.json"}
 	if prefix == "" {
-		prefix = "profile_export"
+		f.ProfileJSON, f.ProfileCSV, f.Records = "profile_export_aiperf.json", "profile_export_aiperf.csv", "profile_export.jsonl"
+		f.TimeslicesJSON, f.TimeslicesCSV = "profile_export_aiperf_timeslices.json", "profile_export_aiperf_timeslices.csv"
+		return f
 	}
-	return Files{ProfileJSON: prefix + "_aiperf.json", ProfileCSV: prefix + "_aiperf.csv", Records: prefix + ".jsonl", Inputs: "inputs.json"}
+	f.ProfileJSON, f.ProfileCSV, f.Records = prefix+".json", prefix+".csv", prefix+".jsonl"
+	f.TimeslicesJSON, f.TimeslicesCSV = prefix+"_timeslices.json", prefix+"_timeslices.csv"
+	return f
 }
+
+// ProfileSchemaVersion is the version of AIPerf's profile export layout
+// that profile_export_aiperf.json follows.
+const ProfileSchemaVersion = "1.3"
 
 // Summary is what the aggregated exports hold.
 type Summary struct {
-	SchemaVersion string
-	Version       string
-	BenchmarkID   string
-	Results       metrics.Results
-	WasCancelled  bool
-	Start, End    time.Time
+	// Version is llmbench's, written as aiperf_version (the key AIPerf
+	// users' scripts read) and as llmbench_version.
+	Version      string
+	BenchmarkID  string
+	Results      metrics.Results
+	WasCancelled bool
+	Start, End   time.Time
 	// InputConfig is the run's configuration, already redacted.
 	InputConfig any
+	RunInfo     RunInfo
 	// ClientLoad is the client's own load during the run (llmbench's).
 	ClientLoad *clientload.Report
 }
 
-// appendFloat writes v as a JSON number (NaN and ±Inf, which JSON lacks, as null).
+// RunInfo is AIPerf's run_info block: what identifies this run.
+type RunInfo struct {
+	BenchmarkID string `json:"benchmark_id"`
+	RandomSeed  *int64 `json:"random_seed,omitempty"`
+	// Trial and RunLabel name a run of --num-profile-runs (0 and "" for
+	// a single run).
+	Trial      int    `json:"trial,omitempty"`
+	RunLabel   string `json:"run_label,omitempty"`
+	CLICommand string `json:"cli_command,omitempty"`
+}
+
+// appendFloat writes v as a JSON number (NaN and ±Inf, which JSON lacks,
+// as null; the exporters leave such fields out instead).
 func appendFloat(b []byte, v float64) []byte {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return append(b, "null"...)
@@ -60,29 +88,63 @@ func appendFloat(b []byte, v float64) []byte {
 	return strconv.AppendFloat(b, v, 'e', -1, 64)
 }
 
-func appendDist(b []byte, unit string, s *stats.Summary) []byte {
-	b = append(b, `{"unit":`...)
-	b = strconv.AppendQuote(b, unit)
-	b = append(b, `,"avg":`...)
-	b = appendFloat(b, s.Avg)
-	for i, name := range stats.PercentileNames {
-		b = append(b, `,"`...)
-		b = append(b, name...)
-		b = append(b, `":`...)
-		b = appendFloat(b, s.P[i])
+// appendStat appends `,"name":v`, or nothing when v is not finite:
+// AIPerf's exports leave out what has no value rather than write null.
+func appendStat(b []byte, name string, v float64) []byte {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return b
 	}
-	b = append(b, `,"min":`...)
-	b = appendFloat(b, s.Min)
-	b = append(b, `,"max":`...)
-	b = appendFloat(b, s.Max)
-	b = append(b, `,"std":`...)
-	b = appendFloat(b, s.Std)
+	b = append(append(append(b, `,"`...), name...), `":`...)
+	return appendFloat(b, v)
+}
+
+// appendMetric renders one metric's block: unit, avg, p1…p99, min, max,
+// std, count, sum for distributions; unit and avg for single values.
+func appendMetric(b []byte, r metrics.Result) []byte {
+	b = append(b, `{"unit":`...)
+	b = appendJSONString(b, r.Def.Unit)
+	if r.Dist == nil {
+		if r.Exact != nil {
+			return append(strconv.AppendInt(append(b, `,"avg":`...), *r.Exact, 10), '}')
+		}
+		return append(appendStat(b, "avg", r.Value), '}')
+	}
+	s := r.Dist
+	b = appendStat(b, "avg", s.Avg)
+	for i, name := range stats.PercentileNames {
+		b = appendStat(b, name, s.P[i])
+	}
+	b = appendStat(b, "min", s.Min)
+	b = appendStat(b, "max", s.Max)
+	b = appendStat(b, "std", s.Std)
+	b = strconv.AppendInt(append(b, `,"count":`...), int64(s.Count), 10)
+	b = appendStat(b, "sum", s.Sum)
 	return append(b, '}')
 }
 
-// ProfileJSON renders profile_export_aiperf.json: one object per metric
-// (distributions with avg, p1…p99, min, max, std; single values as avg),
-// then the run's status, error summary and configuration.
+// declaredOrder is the order of the metrics AIPerf's JsonExportData
+// declares; they come first, before the run's metadata, and every other
+// metric follows it.
+var declaredOrder = []string{
+	"request_throughput", "request_latency", "request_count", "time_to_first_token", "time_to_second_token",
+	"inter_token_latency", "output_token_throughput", "output_token_throughput_per_user", "output_sequence_length",
+	"input_sequence_length", "goodput", "good_request_count", "output_token_count", "reasoning_token_count",
+	"min_request_timestamp", "max_response_timestamp", "inter_chunk_latency", "total_output_tokens",
+	"total_reasoning_tokens", "benchmark_duration", "total_isl", "total_osl", "error_request_count", "error_isl",
+	"total_error_isl",
+}
+
+// Exported reports whether a metric goes into the exports: not the
+// internal ones (AIPerf's newest leaves out min_request_timestamp and
+// max_response_timestamp).
+func Exported(d metrics.Def) bool { return !d.Has(metrics.Internal) }
+
+// ProfileJSON renders profile_export_aiperf.json in AIPerf's newest shape
+// (aiperf-implementation-notes C1): schema_version, aiperf_version,
+// benchmark_id; the declared metrics in their order; input_config,
+// run_info, was_cancelled, error_summary, start_time, end_time; every
+// other metric; then llmbench's own keys. Nothing is null: a metric or
+// statistic without a value is left out.
 func ProfileJSON(s Summary) ([]byte, error) {
 	b := []byte("{\n")
 	field := func(key string, raw []byte) {
@@ -90,39 +152,42 @@ func ProfileJSON(s Summary) ([]byte, error) {
 			b = append(b, ",\n"...)
 		}
 		b = append(b, "  "...)
-		b = strconv.AppendQuote(b, key)
+		b = appendJSONString(b, key)
 		b = append(b, ": "...)
 		b = append(b, raw...)
 	}
-	str := func(v string) []byte { return strconv.AppendQuote(nil, v) }
-	field("schema_version", str(s.SchemaVersion))
-	field("llmbench_version", str(s.Version))
+	indented := func(what string, v any) ([]byte, error) {
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("  ", "  ")
+		if err := enc.Encode(v); err != nil {
+			return nil, fmt.Errorf("encode %s: %w", what, err)
+		}
+		return bytes.TrimRight(buf.Bytes(), "\n"), nil
+	}
+	str := func(v string) []byte { return appendJSONString(nil, v) }
+	field("schema_version", str(ProfileSchemaVersion))
+	field("aiperf_version", str(s.Version))
 	field("benchmark_id", str(s.BenchmarkID))
-	for _, r := range s.Results.Metrics {
-		if r.Dist != nil {
-			field(r.Def.Tag, appendDist(nil, r.Def.Unit, r.Dist))
-			continue
+	declared := map[string]bool{}
+	for _, tag := range declaredOrder {
+		declared[tag] = true
+		if r, ok := s.Results.Get(tag); ok && Exported(r.Def) {
+			field(tag, appendMetric(nil, r))
 		}
-		v := append([]byte(`{"unit":`), strconv.AppendQuote(nil, r.Def.Unit)...)
-		v = append(v, `,"avg":`...)
-		if r.Exact != nil {
-			v = strconv.AppendInt(v, *r.Exact, 10)
-		} else {
-			v = appendFloat(v, r.Value)
-		}
-		v = append(v, '}')
-		field(r.Def.Tag, v)
 	}
+	cfg, err := indented("input config", s.InputConfig)
+	if err != nil {
+		return nil, err
+	}
+	field("input_config", cfg)
+	info, err := indented("run info", s.RunInfo)
+	if err != nil {
+		return nil, err
+	}
+	field("run_info", info)
 	field("was_cancelled", strconv.AppendBool(nil, s.WasCancelled))
-	field("start_time", str(s.Start.Format(timeLayout)))
-	field("end_time", str(s.End.Format(timeLayout)))
-	if s.ClientLoad != nil {
-		raw, err := json.Marshal(s.ClientLoad)
-		if err != nil {
-			return nil, fmt.Errorf("encode client load: %w", err)
-		}
-		field("client_load", raw)
-	}
 
 	type errorSummary struct {
 		ErrorDetails any `json:"error_details"`
@@ -137,63 +202,88 @@ func ProfileJSON(s Summary) ([]byte, error) {
 		return nil, fmt.Errorf("encode error summary: %w", err)
 	}
 	field("error_summary", raw)
-	var cfg bytes.Buffer
-	enc := json.NewEncoder(&cfg)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("  ", "  ")
-	if err := enc.Encode(s.InputConfig); err != nil {
-		return nil, fmt.Errorf("encode input config: %w", err)
+	field("start_time", str(s.Start.Format(timeLayout)))
+	field("end_time", str(s.End.Format(timeLayout)))
+	for _, r := range s.Results.Metrics {
+		if !declared[r.Def.Tag] && Exported(r.Def) {
+			field(r.Def.Tag, appendMetric(nil, r))
+		}
 	}
-	field("input_config", bytes.TrimRight(cfg.Bytes(), "\n"))
+	field("llmbench_version", str(s.Version))
+	if s.ClientLoad != nil {
+		raw, err := json.Marshal(s.ClientLoad)
+		if err != nil {
+			return nil, fmt.Errorf("encode client load: %w", err)
+		}
+		field("client_load", raw)
+	}
 	return append(b, "\n}\n"...), nil
 }
 
 // timeLayout is ISO 8601 with microseconds, as AIPerf writes start_time.
 const timeLayout = "2006-01-02T15:04:05.000000"
 
-// ProfileCSV renders profile_export_aiperf.csv: a section of distributions
-// ("Metric,avg,min,max,p1,…,p99,std"), a blank line, then a section of
-// single values ("Metric,Value"). Numbers have two decimals, as AIPerf's.
-func ProfileCSV(rs metrics.Results) []byte {
-	var b bytes.Buffer
-	num := func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
-	label := func(d metrics.Def) string {
-		if d.Unit == "" {
-			return csvField(d.Header)
-		}
-		return csvField(d.Header + " (" + d.Unit + ")")
+// CSVLabel is a metric's name in AIPerf's CSV exports: its display
+// header, and its unit in parentheses unless the unit is none, count or
+// requests ("Request Count", "Request Latency (ms)").
+func CSVLabel(d metrics.Def) string {
+	switch strings.ToLower(d.Unit) {
+	case "", "count", "requests":
+		return d.Header
 	}
-	b.WriteString("Metric,avg,min,max")
+	return d.Header + " (" + d.Unit + ")"
+}
+
+// csvNumber formats a value as AIPerf's CSV exporter does: two decimals;
+// no value is an empty field.
+func csvNumber(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return ""
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64)
+}
+
+// ProfileCSV renders profile_export_aiperf.csv as AIPerf's newest does
+// (aiperf-implementation-notes C2): the distributions
+// ("Metric,avg,min,max,sum,p1,…,p99,std"), a blank line, then the single
+// values ("Metric,Value"), each section sorted by metric tag.
+func ProfileCSV(rs metrics.Results) []byte {
+	sorted := make([]metrics.Result, 0, len(rs.Metrics))
+	for _, r := range rs.Metrics {
+		if Exported(r.Def) {
+			sorted = append(sorted, r)
+		}
+	}
+	slices.SortStableFunc(sorted, func(a, b metrics.Result) int { return strings.Compare(a.Def.Tag, b.Def.Tag) })
+	var b bytes.Buffer
+	b.WriteString("Metric,avg,min,max,sum")
 	for _, n := range stats.PercentileNames {
 		b.WriteString("," + n)
 	}
 	b.WriteString(",std\n")
-	for _, r := range rs.Metrics {
+	for _, r := range sorted {
 		if r.Dist == nil {
 			continue
 		}
 		d := r.Dist
-		b.WriteString(label(r.Def) + "," + num(d.Avg) + "," + num(d.Min) + "," + num(d.Max))
+		b.WriteString(csvField(CSVLabel(r.Def)) + "," + csvNumber(d.Avg) + "," + csvNumber(d.Min) + "," + csvNumber(d.Max) + "," + csvNumber(d.Sum))
 		for _, p := range d.P {
-			b.WriteString("," + num(p))
+			b.WriteString("," + csvNumber(p))
 		}
-		b.WriteString("," + num(d.Std) + "\n")
+		b.WriteString("," + csvNumber(d.Std) + "\n")
 	}
 	b.WriteString("\nMetric,Value\n")
-	for _, r := range rs.Metrics {
-		switch {
-		case r.Exact != nil:
-			b.WriteString(label(r.Def) + "," + strconv.FormatInt(*r.Exact, 10) + "\n")
-		case r.Dist == nil:
-			b.WriteString(label(r.Def) + "," + num(r.Value) + "\n")
+	for _, r := range sorted {
+		if r.Dist == nil {
+			b.WriteString(csvField(CSVLabel(r.Def)) + "," + csvNumber(r.Value) + "\n")
 		}
 	}
 	return b.Bytes()
 }
 
 func csvField(s string) string {
-	if bytes.ContainsAny([]byte(s), ",\"\n") {
-		return `"` + string(bytes.ReplaceAll([]byte(s), []byte(`"`), []byte(`""`))) + `"`
+	if strings.ContainsAny(s, ",\"\n") {
+		return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
 	}
 	return s
 }

@@ -137,51 +137,55 @@ func appendJSONString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-func appendNullableNs(b []byte, clock record.Clock, perf int64) []byte {
+// appendWallNs appends `,"key":<wall ns>` for a perf time, or nothing
+// when it did not happen (0): AIPerf's newest records omit null fields.
+func appendWallNs(b []byte, clock record.Clock, key string, perf int64) []byte {
 	if perf == 0 {
-		return append(b, "null"...)
+		return b
 	}
+	b = append(append(append(b, `,"`...), key...), `":`...)
 	return strconv.AppendInt(b, clock.Wall(perf), 10)
 }
 
 // Write appends one record's line: metadata (AIPerf's MetricRecordMetadata
-// fields), its metrics with units, and its error or null.
+// fields, in its order, absent when null), its metrics with units, and
+// its error when it failed.
 func (rw *RecordWriter) Write(r *record.Record, v *metrics.Values) error {
 	b := rw.buf[:0]
 	b = append(b, `{"metadata":{"session_num":`...)
 	b = strconv.AppendInt(b, int64(r.SessionNum), 10)
 	b = append(b, `,"x_request_id":`...)
 	b = appendJSONString(b, r.XRequestID)
-	b = append(b, `,"x_correlation_id":`...)
-	b = appendJSONString(b, r.ConversationID)
-	b = append(b, `,"conversation_id":`...)
-	b = appendJSONString(b, r.ConversationID)
+	if r.CorrelationID != "" {
+		b = append(b, `,"x_correlation_id":`...)
+		b = appendJSONString(b, r.CorrelationID)
+	}
+	if r.ConversationID != "" {
+		b = append(b, `,"conversation_id":`...)
+		b = appendJSONString(b, r.ConversationID)
+	}
 	b = append(b, `,"turn_index":`...)
 	b = strconv.AppendInt(b, int64(r.TurnIndex), 10)
 	// When the request was due, as AIPerf's newest exports write it.
-	b = append(b, `,"credit_issued_ns":`...)
-	b = appendNullableNs(b, rw.clock, r.CreditIssuedPerf)
+	b = appendWallNs(b, rw.clock, "credit_issued_ns", r.CreditIssuedPerf)
 	b = append(b, `,"request_start_ns":`...)
 	b = strconv.AppendInt(b, rw.clock.Wall(r.StartPerf), 10)
-	b = append(b, `,"request_ack_ns":`...)
 	ack := int64(0)
 	if r.Streaming {
 		ack = r.Trace.FirstByte
 	}
-	b = appendNullableNs(b, rw.clock, ack)
-	b = append(b, `,"request_end_ns":`...)
-	b = appendNullableNs(b, rw.clock, r.EndPerf)
+	b = appendWallNs(b, rw.clock, "request_ack_ns", ack)
+	b = appendWallNs(b, rw.clock, "request_end_ns", r.EndPerf)
 	b = append(b, `,"worker_id":"worker_0","record_processor_id":"record_processor_0","benchmark_phase":`...)
 	b = appendJSONString(b, string(r.Phase))
 	b = append(b, `,"was_cancelled":`...)
 	b = strconv.AppendBool(b, r.Cancelled)
-	b = append(b, `,"cancellation_time_ns":`...)
-	b = appendNullableNs(b, rw.clock, r.CancelledPerf)
+	b = appendWallNs(b, rw.clock, "cancellation_time_ns", r.CancelledPerf)
 	b = append(b, `},"metrics":{`...)
 	first := true
-	for id := range metrics.RecordDefs {
+	for id, def := range metrics.RecordDefs {
 		mid := metrics.ID(id)
-		if !v.Has(mid) {
+		if !v.Has(mid) || def.Has(metrics.Internal) {
 			continue
 		}
 		if !first {
@@ -203,15 +207,13 @@ func (rw *RecordWriter) Write(r *record.Record, v *metrics.Values) error {
 		}
 		b = append(b, rw.metricTail[id]...)
 	}
-	b = append(b, `},"error":`...)
-	if r.Err == nil {
-		b = append(b, "null"...)
-	} else {
+	b = append(b, '}')
+	if r.Err != nil {
 		e, err := json.Marshal(r.Err)
 		if err != nil {
 			return fmt.Errorf("encode error of request %d: %w", r.SessionNum, err)
 		}
-		b = append(b, e...)
+		b = append(append(b, `,"error":`...), e...)
 	}
 	b = append(b, "}\n"...)
 	return rw.writeLine(b)

@@ -45,8 +45,11 @@ func NewAggregator() *Aggregator {
 	a := &Aggregator{minStart: math.MaxInt64, maxEnd: math.MinInt64, errorCounts: map[record.Error]int{}, iclExactLimit: ICLExactLimit}
 	for id, def := range RecordDefs {
 		scale := 1.0 // counts, and values kept as they are
-		if def.Unit == "ms" {
+		switch def.Unit {
+		case "ms":
 			scale = nsPerMs // times measured in whole nanoseconds
+		case "KB":
+			scale = bytesPerKB // sizes measured in whole bytes
 		}
 		a.values[id] = newColumn(scale)
 	}

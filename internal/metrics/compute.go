@@ -46,7 +46,10 @@ func (v *Values) Has(id ID) bool {
 	return id != InterChunkLatency && !math.IsNaN(v.V[id]) || id == InterChunkLatency && len(v.ICL) > 0
 }
 
-const nsPerMs = 1e6
+const (
+	nsPerMs    = 1e6
+	bytesPerKB = 1024 // AIPerf's KILOBYTES
+)
 
 func ms(ns int64) float64 { return float64(ns) / nsPerMs }
 
@@ -202,5 +205,11 @@ func computeHTTP(v *Values, t *record.HTTPTrace) {
 	v.V[HTTPReqConnectionReused] = 0
 	if t.ConnReused {
 		v.V[HTTPReqConnectionReused] = 1
+	}
+	if t.HaveWire {
+		v.V[HTTPReqDataSent] = float64(t.BytesSent) / bytesPerKB
+		v.V[HTTPReqDataReceived] = float64(t.BytesReceived) / bytesPerKB
+		v.V[HTTPReqChunksSent] = float64(t.Writes)
+		v.V[HTTPReqChunksReceived] = float64(t.Reads)
 	}
 }

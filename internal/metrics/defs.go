@@ -17,6 +17,11 @@ const (
 	UsageOnly
 	HTTPTraceOnly
 	NoIndividualRecords
+	// Internal metrics are computed but, as in AIPerf's newest exports,
+	// neither shown nor exported.
+	Internal
+	// Goodput metrics exist only when --goodput sets SLOs.
+	Goodput
 )
 
 // Kind is when a metric is computed.
@@ -79,6 +84,10 @@ const (
 	HTTPReqConnectionOverhead
 	HTTPReqTotal
 	HTTPReqConnectionReused
+	HTTPReqDataSent
+	HTTPReqDataReceived
+	HTTPReqChunksSent
+	HTTPReqChunksReceived
 	// llmbench's own, on the client's timing (README): how late each
 	// request went out, and latencies measured from when it was due.
 	ScheduleLateness
@@ -106,21 +115,27 @@ var RecordDefs = [numRecordMetrics]Def{
 	UsageCompletionTokens:        {"usage_completion_tokens", "Usage Completion Tokens", "tokens", Record, UsageOnly | NoConsole},
 	UsageTotalTokens:             {"usage_total_tokens", "Usage Total Tokens", "tokens", Record, UsageOnly | NoConsole},
 	UsageReasoningTokens:         {"usage_reasoning_tokens", "Usage Reasoning Tokens", "tokens", Record, UsageOnly | NoConsole},
-	UsagePromptTokensDiffPct:     {"usage_prompt_tokens_diff_pct", "Usage Prompt Tokens Diff %", "%", Record, UsageOnly | NoConsole},
-	UsageCompletionTokensDiffPct: {"usage_completion_tokens_diff_pct", "Usage Completion Tokens Diff %", "%", Record, UsageOnly | NoConsole},
-	UsageReasoningTokensDiffPct:  {"usage_reasoning_tokens_diff_pct", "Usage Reasoning Tokens Diff %", "%", Record, UsageOnly | NoConsole},
+	UsagePromptTokensDiffPct:     {"usage_prompt_tokens_diff_pct", "Usage Prompt Diff %", "%", Record, UsageOnly | NoConsole},
+	UsageCompletionTokensDiffPct: {"usage_completion_tokens_diff_pct", "Usage Completion Diff %", "%", Record, UsageOnly | NoConsole},
+	UsageReasoningTokensDiffPct:  {"usage_reasoning_tokens_diff_pct", "Usage Reasoning Diff %", "%", Record, UsageOnly | NoConsole},
 	OSLMismatchDiffPct:           {"osl_mismatch_diff_pct", "OSL Mismatch Diff %", "%", Record, ProducesTokensOnly | NoConsole},
 	ErrorISL:                     {"error_isl", "Error Input Sequence Length", "tokens", Record, ErrorOnly | NoConsole},
 	HTTPReqBlocked:               {"http_req_blocked", "HTTP Blocked", "ms", Record, HTTPTraceOnly | NoConsole},
 	HTTPReqDNSLookup:             {"http_req_dns_lookup", "HTTP DNS Lookup", "ms", Record, HTTPTraceOnly | NoConsole},
 	HTTPReqConnecting:            {"http_req_connecting", "HTTP Connecting", "ms", Record, HTTPTraceOnly | NoConsole},
 	HTTPReqSending:               {"http_req_sending", "HTTP Sending", "ms", Record, HTTPTraceOnly | NoConsole},
-	HTTPReqWaiting:               {"http_req_waiting", "HTTP Waiting", "ms", Record, HTTPTraceOnly | NoConsole},
+	HTTPReqWaiting:               {"http_req_waiting", "HTTP Waiting (TTFB)", "ms", Record, HTTPTraceOnly | NoConsole},
 	HTTPReqReceiving:             {"http_req_receiving", "HTTP Receiving", "ms", Record, HTTPTraceOnly | NoConsole},
-	HTTPReqDuration:              {"http_req_duration", "HTTP Duration", "ms", Record, HTTPTraceOnly | NoConsole},
+	HTTPReqDuration:              {"http_req_duration", "HTTP Duration (excl. conn)", "ms", Record, HTTPTraceOnly | NoConsole},
 	HTTPReqConnectionOverhead:    {"http_req_connection_overhead", "HTTP Connection Overhead", "ms", Record, HTTPTraceOnly | NoConsole},
 	HTTPReqTotal:                 {"http_req_total", "HTTP Total Time", "ms", Record, HTTPTraceOnly | NoConsole},
-	HTTPReqConnectionReused:      {"http_req_connection_reused", "HTTP Connection Reused", "", Record, HTTPTraceOnly | NoConsole},
+	HTTPReqConnectionReused:      {"http_req_connection_reused", "HTTP Connection Reused", "ratio", Record, HTTPTraceOnly | NoConsole},
+	// Bytes on the wire, headers included, in KB of 1024 bytes as AIPerf's;
+	// chunks are the transport's reads and writes.
+	HTTPReqDataSent:              {"http_req_data_sent", "HTTP Data Sent", "KB", Record, HTTPTraceOnly | NoConsole},
+	HTTPReqDataReceived:          {"http_req_data_received", "HTTP Data Received", "KB", Record, HTTPTraceOnly | NoConsole},
+	HTTPReqChunksSent:            {"http_req_chunks_sent", "HTTP Chunks Sent", "count", Record, HTTPTraceOnly | NoConsole},
+	HTTPReqChunksReceived:        {"http_req_chunks_received", "HTTP Chunks Received", "count", Record, HTTPTraceOnly | NoConsole},
 	ScheduleLateness:             {"schedule_lateness", "Schedule Lateness", "ms", Record, NoConsole},
 	TimeToFirstTokenFromSchedule: {"time_to_first_token_from_schedule", "Time to First Token From Schedule", "ms", Record, StreamingOnly | ProducesTokensOnly | NoConsole},
 	RequestLatencyFromSchedule:   {"request_latency_from_schedule", "Request Latency From Schedule", "ms", Record, NoConsole},
@@ -130,13 +145,16 @@ var RecordDefs = [numRecordMetrics]Def{
 var (
 	DefRequestCount         = Def{"request_count", "Request Count", "requests", Aggregate, LargerIsBetter | NoIndividualRecords}
 	DefErrorRequestCount    = Def{"error_request_count", "Error Request Count", "requests", Aggregate, ErrorOnly | NoIndividualRecords}
-	DefMinRequestTimestamp  = Def{"min_request_timestamp", "Minimum Request Timestamp", "ns", Aggregate, NoConsole | NoIndividualRecords}
-	DefMaxResponseTimestamp = Def{"max_response_timestamp", "Maximum Response Timestamp", "ns", Aggregate, NoConsole | NoIndividualRecords}
+	DefMinRequestTimestamp  = Def{"min_request_timestamp", "Minimum Request Timestamp", "ns", Aggregate, Internal | NoConsole | NoIndividualRecords}
+	DefMaxResponseTimestamp = Def{"max_response_timestamp", "Maximum Response Timestamp", "ns", Aggregate, Internal | NoConsole | NoIndividualRecords}
+	DefGoodRequestCount     = Def{"good_request_count", "Good Request Count", "requests", Aggregate, Goodput | NoConsole | NoIndividualRecords}
 	DefUsageDiscrepancy     = Def{"usage_discrepancy_count", "Usage Discrepancy Count", "requests", Aggregate, UsageOnly | NoConsole | NoIndividualRecords}
 	DefOSLMismatchCount     = Def{"osl_mismatch_count", "OSL Mismatch Count", "requests", Aggregate, NoConsole | NoIndividualRecords}
 
 	DefBenchmarkDuration     = Def{"benchmark_duration", "Benchmark Duration", "sec", Derived, NoConsole}
 	DefRequestThroughput     = Def{"request_throughput", "Request Throughput", "requests/sec", Derived, LargerIsBetter}
+	DefGoodput               = Def{"goodput", "Goodput", "requests/sec", Derived, Goodput | LargerIsBetter}
+	DefGoodRequestFraction   = Def{"good_request_fraction", "Good Request Fraction", "ratio", Derived, Goodput | LargerIsBetter | NoConsole}
 	DefOutputTokenThroughput = Def{"output_token_throughput", "Output Token Throughput", "tokens/sec", Derived, ProducesTokensOnly | LargerIsBetter}
 	DefTotalTokenThroughput  = Def{"total_token_throughput", "Total Token Throughput", "tokens/sec", Derived, ProducesTokensOnly | LargerIsBetter | NoConsole}
 	DefTotalOutputTokens     = Def{"total_output_tokens", "Total Output Tokens", "tokens", Derived, ProducesTokensOnly | NoConsole}

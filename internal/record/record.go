@@ -108,13 +108,22 @@ type HTTPTrace struct {
 	FirstByte                 int64
 	LastByte                  int64
 	ConnReused                bool
+	// BytesSent and BytesReceived are the bytes the connection carried for
+	// this request, headers included; Writes and Reads the transport
+	// operations. HaveWire says they were measured.
+	BytesSent, BytesReceived int64
+	Writes, Reads            int64
+	HaveWire                 bool
 }
 
 // Record is everything measured about one request.
 type Record struct {
 	// SessionNum is the request's index across the whole run, warm-up first.
-	SessionNum     int
+	SessionNum int
+	// ConversationID is the dataset conversation's id; CorrelationID
+	// (X-Correlation-ID) names this instance of it.
 	ConversationID string
+	CorrelationID  string
 	TurnIndex      int
 	XRequestID     string
 	Phase          Phase

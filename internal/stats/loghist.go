@@ -56,7 +56,7 @@ func (h *LogHistogram) Summary() Summary {
 	if h.n == 0 {
 		return Summary{}
 	}
-	s := Summary{Count: h.n, Min: h.min, Max: h.max, Avg: h.sum / float64(h.n), Std: math.Sqrt(h.m2 / float64(h.n))}
+	s := Summary{Count: h.n, Sum: h.sum, Min: h.min, Max: h.max, Avg: h.sum / float64(h.n), Std: math.Sqrt(h.m2 / float64(h.n))}
 	keys := make([]uint64, 0, len(h.counts))
 	for k := range h.counts {
 		keys = append(keys, k)

@@ -29,7 +29,7 @@ func TestLogHistogramWithinItsBound(t *testing.T) {
 			if got.Count != want.Count || got.Min != want.Min || got.Max != want.Max {
 				t.Fatalf("%s n=%d: count/min/max %v %v %v, want %v %v %v", name, n, got.Count, got.Min, got.Max, want.Count, want.Min, want.Max)
 			}
-			if math.Abs(got.Avg-want.Avg) > 1e-12*math.Abs(want.Avg) || math.Abs(got.Std-want.Std) > 1e-9*math.Max(want.Std, 1e-300)+1e-12 {
+			if math.Abs(got.Avg-want.Avg) > 1e-12*math.Abs(want.Avg) || math.Abs(got.Sum-want.Sum) > 1e-12*math.Abs(want.Sum) || math.Abs(got.Std-want.Std) > 1e-9*math.Max(want.Std, 1e-300)+1e-12 {
 				t.Fatalf("%s n=%d: avg %v std %v, want %v %v", name, n, got.Avg, got.Std, want.Avg, want.Std)
 			}
 			for i := range got.P {

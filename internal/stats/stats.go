@@ -16,9 +16,11 @@ var PercentileNames = [...]string{"p1", "p5", "p10", "p25", "p50", "p75", "p90",
 // Summary describes a distribution of samples.
 type Summary struct {
 	Count int
-	Avg   float64
-	Min   float64
-	Max   float64
+	// Sum is the values' total (AIPerf's "sum", export schema 1.1).
+	Sum float64
+	Avg float64
+	Min float64
+	Max float64
 	// P holds the values at Percentiles, in order.
 	P [len(Percentiles)]float64
 	// Std is the population standard deviation (ddof=0, numpy's np.std default),
@@ -35,7 +37,8 @@ func Summarize(values []float64) Summary {
 	}
 	slices.Sort(values)
 	s := Summary{Count: n, Min: values[0], Max: values[n-1]}
-	s.Avg = Mean(values)
+	s.Sum = kahanSum(values)
+	s.Avg = s.Sum / float64(n)
 	s.Std = StdDev(values, 0)
 	for i, p := range Percentiles {
 		s.P[i] = PercentileSorted(values, p)

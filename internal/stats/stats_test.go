@@ -58,8 +58,8 @@ func TestStdDev(t *testing.T) {
 
 func TestSummarize(t *testing.T) {
 	s := Summarize([]float64{9, 1, 5, 3, 7}) // sorted: 1 3 5 7 9
-	if s.Count != 5 || s.Min != 1 || s.Max != 9 || s.Avg != 5 {
-		t.Fatalf("count/min/max/avg = %d/%v/%v/%v", s.Count, s.Min, s.Max, s.Avg)
+	if s.Count != 5 || s.Sum != 25 || s.Min != 1 || s.Max != 9 || s.Avg != 5 {
+		t.Fatalf("count/sum/min/max/avg = %d/%v/%v/%v/%v", s.Count, s.Sum, s.Min, s.Max, s.Avg)
 	}
 	// population std: deviations 16,4,0,4,16 -> 40/5 = 8
 	if !near(s.Std, math.Sqrt(8)) {
