@@ -81,6 +81,7 @@ func TestAIPerfExportShapes(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	code := run([]string{"llmbench", "profile", "-m", "m", "--mock", "--streaming", "--concurrency", "2", "--request-count", "8",
 		"--synthetic-input-tokens-mean", "100", "--output-tokens-mean", "20", "--extra-inputs", "ignore_eos:true",
+		"--goodput", "time_to_first_token:1000 inter_token_latency:1000",
 		"--mock-ttft-ms", "5", "--mock-itl-ms", "1", "--no-server-metrics", "--artifact-dir", dir, "--ui-type", "none"}, &stdout, &stderr)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
@@ -98,11 +99,14 @@ func TestAIPerfExportShapes(t *testing.T) {
 
 	var expected []string // their keys that ours must have, in order
 	for _, k := range orderedKeys(t, theirsRaw) {
-		if string(theirs[k]) == "null" || droppedByNewest[k] != "" {
-			if _, ok := ours[k]; ok && k != "telemetry_data" {
-				t.Errorf("%s: written, but the newest AIPerf leaves it out (%s)", k, droppedByNewest[k])
+		if why := droppedByNewest[k]; why != "" {
+			if _, ok := ours[k]; ok {
+				t.Errorf("%s: written, but the newest AIPerf leaves it out (%s)", k, why)
 			}
 			continue
+		}
+		if string(theirs[k]) == "null" {
+			continue // a metric that run did not have, written as null then
 		}
 		expected = append(expected, k)
 		if _, ok := ours[k]; !ok {
@@ -138,6 +142,17 @@ func TestAIPerfExportShapes(t *testing.T) {
 	}
 	if _, ok := ours["prefill_throughput_per_user"]; !ok {
 		t.Error("prefill_throughput_per_user missing")
+	}
+	// The goodput metrics, null in that run, in their declared places.
+	keys := orderedKeys(t, oursRaw)
+	if !isSubsequence([]string{"input_sequence_length", "goodput", "good_request_count", "output_token_count"}, keys) {
+		t.Errorf("goodput keys out of order: %v", keys)
+	}
+	var good struct {
+		Avg float64 `json:"avg"`
+	}
+	if json.Unmarshal(ours["good_request_count"], &good); good.Avg != 8 {
+		t.Errorf("good_request_count %s, want all 8 within the lax SLOs", ours["good_request_count"])
 	}
 
 	// profile_export.jsonl: a profiling line of each.

@@ -161,6 +161,8 @@ func TestCommandLineErrors(t *testing.T) {
 		{[]string{"extra"}, `unexpected argument "extra"`},
 		{[]string{"--url", "ftp://host"}, "scheme must be http or https"},
 		{[]string{"-m"}, "-m needs a value"},
+		{[]string{"--goodput", "time_to_first_token:200"}, "--goodput: time_to_first_token is measured only with --streaming"},
+		{[]string{"--goodput", "ttft:200"}, `--goodput: unknown metric tag "ttft"`},
 		{[]string{"--mock-ttft-ms", "5"}, "--mock-ttft-ms configures the built-in simulated server: add --mock to benchmark it"},
 	}
 	for _, tc := range tests {

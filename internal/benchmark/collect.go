@@ -27,9 +27,11 @@ type collector struct {
 }
 
 func startCollector(records *export.RecordWriter, tok tokenizer.Builtin, clock record.Clock, p config.Profile, red *config.Redactor) *collector {
-	c := &collector{done: make(chan *record.Record, 4096), records: records, agg: metrics.NewAggregator()}
+	c := &collector{done: make(chan *record.Record, 4096), records: records, agg: metrics.NewAggregator(len(p.SLOs) > 0)}
 	mopts := metrics.DefaultOptions()
 	mopts.UseServerTokenCount = p.Tokenizer.UseServerTokenCount
+	mopts.SLOs = p.SLOs
+	mopts.OSLMismatchPct, mopts.OSLMismatchMaxTokens = p.OSLMismatchPct, p.OSLMismatchMaxTokens
 	c.wg.Go(func() {
 		for r := range c.done {
 			if r.Err != nil {

@@ -6,11 +6,14 @@ package config
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/llmbench/llmbench/internal/metrics"
 )
 
 // Endpoint types llmbench can benchmark.
@@ -34,6 +37,14 @@ type Profile struct {
 	Tokenizer     Tokenizer     `json:"tokenizer"`
 	Output        Output        `json:"output"`
 	ServerMetrics ServerMetrics `json:"server_metrics"`
+	// Goodput is --goodput as given ("time_to_first_token:200 …");
+	// SLOs its parsed objectives.
+	Goodput string        `json:"goodput,omitempty"`
+	SLOs    []metrics.SLO `json:"-"`
+	// OSLMismatchPct and OSLMismatchMaxTokens set the OSL mismatch
+	// threshold (AIPERF_METRICS_OSL_MISMATCH_*; 5 % and 50 tokens).
+	OSLMismatchPct       float64 `json:"-"`
+	OSLMismatchMaxTokens float64 `json:"-"`
 	// CLICommand is the command line that started the run; set it from
 	// CommandLine(RedactArgs(args)) so it never holds a secret.
 	CLICommand string `json:"cli_command,omitempty"`
@@ -186,8 +197,10 @@ func Default() Profile {
 			RequestRateMode: RatePoisson,
 			GracePeriod:     30 * time.Second,
 		},
-		Tokenizer: Tokenizer{Name: "builtin"},
-		Output:    Output{UIType: "simple"},
+		Tokenizer:            Tokenizer{Name: "builtin"},
+		OSLMismatchPct:       metrics.DefaultOptions().OSLMismatchPct,
+		OSLMismatchMaxTokens: metrics.DefaultOptions().OSLMismatchMaxTokens,
+		Output:               Output{UIType: "simple"},
 		ServerMetrics: ServerMetrics{
 			Formats:             []string{FormatJSON, FormatCSV, FormatParquet},
 			HistogramEstimator:  EstimatorIntervalFit,
@@ -198,8 +211,28 @@ func Default() Profile {
 	}
 }
 
-// ApplyEnv reads the AIPERF_SERVER_METRICS_* settings (seconds) through lookup.
+// ApplyEnv reads AIPerf's environment settings through lookup: the
+// AIPERF_SERVER_METRICS_* intervals (seconds) and the OSL mismatch
+// thresholds AIPERF_METRICS_OSL_MISMATCH_PCT_THRESHOLD (percent) and
+// AIPERF_METRICS_OSL_MISMATCH_MAX_TOKEN_THRESHOLD (tokens).
 func (p *Profile) ApplyEnv(lookup func(string) (string, bool)) error {
+	for _, v := range []struct {
+		name string
+		dst  *float64
+	}{
+		{"AIPERF_METRICS_OSL_MISMATCH_PCT_THRESHOLD", &p.OSLMismatchPct},
+		{"AIPERF_METRICS_OSL_MISMATCH_MAX_TOKEN_THRESHOLD", &p.OSLMismatchMaxTokens},
+	} {
+		raw, ok := lookup(v.name)
+		if !ok || strings.TrimSpace(raw) == "" {
+			continue
+		}
+		x, err := strconv.ParseFloat(strings.TrimSpace(raw), 64)
+		if err != nil || x < 0 || math.IsInf(x, 0) {
+			return fmt.Errorf("%s=%q: want a number, not negative", v.name, raw)
+		}
+		*v.dst = x
+	}
 	for _, v := range []struct {
 		name string
 		dst  *time.Duration
@@ -305,6 +338,11 @@ func (p *Profile) Finish() error {
 	if p.Tokenizer.Name != "builtin" {
 		return fmt.Errorf("--tokenizer %q: only the builtin tokenizer is available in this version", p.Tokenizer.Name)
 	}
+	slos, err := metrics.ParseSLOs(p.Goodput, e.Streaming)
+	if err != nil {
+		return err
+	}
+	p.SLOs = slos
 	switch p.Output.UIType {
 	case "simple", "none":
 	default:

@@ -267,3 +267,28 @@ func TestCheckMachine(t *testing.T) {
 		t.Errorf("ReadMachine() = %+v on Linux", got)
 	}
 }
+
+// TestApplyEnv: AIPerf's environment settings, read as seconds, percent
+// and tokens; a bad value names the variable.
+func TestApplyEnv(t *testing.T) {
+	env := map[string]string{
+		"AIPERF_SERVER_METRICS_COLLECTION_INTERVAL":       "0.5",
+		"AIPERF_METRICS_OSL_MISMATCH_PCT_THRESHOLD":       "10",
+		"AIPERF_METRICS_OSL_MISMATCH_MAX_TOKEN_THRESHOLD": " 20 ",
+	}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	p := Default()
+	if p.OSLMismatchPct != 5 || p.OSLMismatchMaxTokens != 50 {
+		t.Fatalf("defaults %v %v, want AIPerf's 5 and 50", p.OSLMismatchPct, p.OSLMismatchMaxTokens)
+	}
+	if err := p.ApplyEnv(lookup); err != nil {
+		t.Fatal(err)
+	}
+	if p.ServerMetrics.Interval != 500*time.Millisecond || p.OSLMismatchPct != 10 || p.OSLMismatchMaxTokens != 20 {
+		t.Fatalf("got %v %v %v", p.ServerMetrics.Interval, p.OSLMismatchPct, p.OSLMismatchMaxTokens)
+	}
+	env["AIPERF_METRICS_OSL_MISMATCH_PCT_THRESHOLD"] = "-1"
+	if err := p.ApplyEnv(lookup); err == nil || !strings.Contains(err.Error(), "AIPERF_METRICS_OSL_MISMATCH_PCT_THRESHOLD") {
+		t.Fatalf("error %v", err)
+	}
+}

@@ -50,6 +50,7 @@ func BindFlags(fs *flag.FlagSet, p *Profile) *Flags {
 	f.vars((*secondsValue)(&l.GracePeriod), "Seconds to wait for in-flight responses after --benchmark-duration.", "benchmark-grace-period")
 
 	f.vars((*stringValue)(&p.Tokenizer.Name), "Client tokenizer (builtin: a deterministic word tokenizer).", "tokenizer")
+	f.vars((*stringValue)(&p.Goodput), "Service-level objectives for goodput: space-separated metric_tag:value in display units, e.g. 'time_to_first_token:200 inter_token_latency:10'; a request is good when every one holds.", "goodput")
 	f.vars(boolValue{&p.Tokenizer.UseServerTokenCount}, "Use the server's usage token counts for ISL/OSL instead of the client tokenizer (streams then ask for usage with stream_options.include_usage).", "use-server-token-count")
 	f.vars((*stringValue)(&p.Output.ArtifactDir), "Directory for the artifacts (default artifacts/<model>-openai-<type>-concurrency<N>).", "artifact-dir", "output-artifact-dir")
 	f.vars((*stringValue)(&p.Output.UIType), "Console output: simple (progress and final table) or none.", "ui-type", "ui")

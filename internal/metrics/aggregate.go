@@ -24,6 +24,8 @@ type Aggregator struct {
 	minStart, maxEnd       int64
 	usageDiscrepancies     int
 	oslMismatches          int
+	good                   int
+	goodput                bool
 	hasUsage, hasReasoning bool
 	totalISL, totalOSL     float64
 	totalOutput            float64
@@ -40,9 +42,10 @@ type Aggregator struct {
 // percentiles are within 0.1 % of the exact ones.
 const ICLExactLimit = 1 << 21
 
-// NewAggregator returns an empty aggregator.
-func NewAggregator() *Aggregator {
-	a := &Aggregator{minStart: math.MaxInt64, maxEnd: math.MinInt64, errorCounts: map[record.Error]int{}, iclExactLimit: ICLExactLimit}
+// NewAggregator returns an empty aggregator. With goodput set, it
+// reports good_request_count, goodput and good_request_fraction.
+func NewAggregator(goodput bool) *Aggregator {
+	a := &Aggregator{minStart: math.MaxInt64, maxEnd: math.MinInt64, errorCounts: map[record.Error]int{}, iclExactLimit: ICLExactLimit, goodput: goodput}
 	for id, def := range RecordDefs {
 		scale := 1.0 // counts, and values kept as they are
 		switch def.Unit {
@@ -92,6 +95,9 @@ func (a *Aggregator) Add(r *record.Record, v *Values) {
 	}
 	if v.OSLMismatch {
 		a.oslMismatches++
+	}
+	if v.Good {
+		a.good++
 	}
 }
 
@@ -191,6 +197,16 @@ func (a *Aggregator) Results() Results {
 		scalar(DefErrorRequestCount, float64(a.errors))
 		scalar(DefTotalErrorISL, a.totalErrorISL)
 	}
+	if a.goodput {
+		scalar(DefGoodRequestCount, float64(a.good))
+		// good_request_fraction = good / (request_count + error_request_count),
+		// 0 when nothing was attempted: failed requests count against it.
+		fraction := 0.0
+		if n := a.valid + a.errors; n > 0 {
+			fraction = float64(a.good) / float64(n)
+		}
+		scalar(DefGoodRequestFraction, fraction)
+	}
 	if a.valid+a.errors == 0 {
 		return out
 	}
@@ -204,6 +220,10 @@ func (a *Aggregator) Results() Results {
 	scalar(DefBenchmarkDuration, out.DurationSec)
 	if out.DurationSec > 0 {
 		scalar(DefRequestThroughput, float64(a.valid)/out.DurationSec)
+		if a.goodput {
+			// goodput = good_request_count / benchmark_duration
+			scalar(DefGoodput, float64(a.good)/out.DurationSec)
+		}
 		scalar(DefOutputTokenThroughput, a.totalOSL/out.DurationSec)
 		scalar(DefTotalTokenThroughput, (a.totalISL+a.totalOSL)/out.DurationSec)
 	}

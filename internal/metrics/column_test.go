@@ -106,7 +106,7 @@ func TestAggregatorBytesPerRequest(t *testing.T) {
 		{"non-streaming", false, 200},
 		{"streaming, 64 tokens", true, 300},
 	} {
-		a := NewAggregator()
+		a := NewAggregator(false)
 		a.iclExactLimit = 100_000
 		var icl []float64
 		const n = 20_000

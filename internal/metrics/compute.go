@@ -22,6 +22,8 @@ type Options struct {
 	// min(requested*pct/100, max tokens) (defaults 5 and 50).
 	OSLMismatchPct       float64
 	OSLMismatchMaxTokens float64
+	// SLOs are --goodput's objectives; none: no goodput metrics.
+	SLOs []SLO
 }
 
 // DefaultOptions are AIPerf's defaults.
@@ -36,6 +38,8 @@ type Values struct {
 	ICL              []float64
 	UsageDiscrepancy bool
 	OSLMismatch      bool
+	// Good is set when every SLO holds for a successful record.
+	Good bool
 	// EndWall is the record's response timestamp (request start + request
 	// latency, or the failure time), wall-clock ns.
 	StartWall, EndWall int64
@@ -171,6 +175,12 @@ func Compute(r *record.Record, tok Counter, clock record.Clock, opts Options) Va
 	}
 
 	computeHTTP(&v, &r.Trace)
+	if len(opts.SLOs) > 0 {
+		v.Good = true
+		for _, s := range opts.SLOs {
+			v.Good = v.Good && s.Met(&v)
+		}
+	}
 	return v
 }
 

@@ -143,7 +143,7 @@ func TestAggregator(t *testing.T) {
 		{InputTokens: 7, StartPerf: 200 * msNs, EndPerf: 400 * msNs, Err: &record.Error{Code: 500, Type: "InternalServerError", Message: "boom"}},
 		{InputTokens: 3, StartPerf: 250 * msNs, EndPerf: 450 * msNs, Err: &record.Error{Code: 500, Type: "InternalServerError", Message: "boom"}},
 	}
-	agg := NewAggregator()
+	agg := NewAggregator(false)
 	for _, r := range recs {
 		v := Compute(r, tok, clock, opts)
 		agg.Add(r, &v)
