@@ -368,7 +368,8 @@ func TestProfileServerMetricsTwoEndpoints(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
-	for _, f := range []string{"run1.jsonl", "run1.json", "run1.csv", "run1_server_metrics.json", "run1_server_metrics.csv", "run1_server_metrics.jsonl", "run1_server_metrics.parquet"} {
+	checkClientTimeslices(t, filepath.Join(dir, "run1_timeslices.json"), 24, 100_000_000)
+	for _, f := range []string{"run1.jsonl", "run1.json", "run1.csv", "run1_timeslices.csv", "run1_server_metrics.json", "run1_server_metrics.csv", "run1_server_metrics.jsonl", "run1_server_metrics.parquet"} {
 		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
 			t.Fatalf("%s: %v", f, err)
 		}
@@ -472,5 +473,40 @@ func TestNoServerMetrics(t *testing.T) {
 	matches, _ := filepath.Glob(filepath.Join(dir, "server_metrics*"))
 	if len(matches) != 0 || stderr.Len() != 0 {
 		t.Fatalf("--no-server-metrics wrote %v, logged %q", matches, stderr.String())
+	}
+}
+
+// checkClientTimeslices: consecutive slices of width ns, complete but for
+// the last, whose request counts add up to the run's.
+func checkClientTimeslices(t *testing.T, path string, requests int, width int64) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Timeslices []struct {
+			StartNs  int64       `json:"start_ns"`
+			EndNs    int64       `json:"end_ns"`
+			Complete bool        `json:"is_complete"`
+			Count    *metricJSON `json:"request_count"`
+		} `json:"timeslices"`
+		InputConfig map[string]any `json:"input_config"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil || len(doc.Timeslices) == 0 || doc.InputConfig == nil {
+		t.Fatalf("%s: %v, %d slices", path, err, len(doc.Timeslices))
+	}
+	total := 0.0
+	for i, s := range doc.Timeslices {
+		if s.EndNs-s.StartNs != width || i > 0 && s.StartNs != doc.Timeslices[i-1].EndNs || s.Count == nil {
+			t.Fatalf("slice %d: %+v", i, s)
+		}
+		if i < len(doc.Timeslices)-1 && !s.Complete {
+			t.Fatalf("slice %d of %d incomplete", i, len(doc.Timeslices))
+		}
+		total += s.Count.Avg
+	}
+	if total != float64(requests) {
+		t.Fatalf("slices hold %v requests, want %d", total, requests)
 	}
 }

@@ -102,7 +102,8 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	// Drive the load; every finished request goes to the collector.
 	var counters ui.Counters
 	stopProgress := startProgress(opts, &counters)
-	col := startCollector(records, tok, clock, p, opts.Redactor)
+	win := &window{clock: clock}
+	col := startCollector(records, tok, clock, p, opts.Redactor, win)
 	stopWatch := watchInterrupt(ctx, func() {
 		// Everything finished so far goes to disk now, whatever comes next.
 		_ = records.Flush()
@@ -113,7 +114,6 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		fmt.Fprintln(opts.Log, lead+stoppingMessage(counters.InFlight(), sm, p.ServerMetrics.ReachabilityTimeout))
 	})
 	defer stopWatch()
-	win := &window{clock: clock}
 	load := clientload.Start(clientLoadInterval)
 	outcome, runErr := schedule.Run(ctx, planOf(p, seed), newRequester(in, cl, clock, &counters, col, seed).send, win.observer(ctx, sm, p.ServerMetrics.Interval))
 	clientLoad := load.Stop()
@@ -140,7 +140,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		RunInfo: export.RunInfo{BenchmarkID: benchmarkID, RandomSeed: p.Input.RandomSeed, CLICommand: p.CLICommand},
 	}
 	res := &Result{Summary: summary, ArtifactDir: dir, ServerURL: baseURL, Files: []string{names.Records}, ProfileJSON: names.ProfileJSON}
-	if err := writeExports(dir, names, summary, in.sessions, res); err != nil {
+	if err := writeExports(dir, names, summary, in.sessions, col.timeslices(win.endNs), res); err != nil {
 		return res, err
 	}
 	if sm != nil {
@@ -171,7 +171,9 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-func writeExports(dir string, names export.Files, s export.Summary, sessions []export.InputSession, res *Result) error {
+// writeExports writes the client-side files: the profile JSON and CSV,
+// inputs.json, and with time slices (non-nil) their JSON and CSV.
+func writeExports(dir string, names export.Files, s export.Summary, sessions []export.InputSession, slices []export.Timeslice, res *Result) error {
 	j, err := export.ProfileJSON(s)
 	if err != nil {
 		return err
@@ -180,14 +182,23 @@ func writeExports(dir string, names export.Files, s export.Summary, sessions []e
 	if err != nil {
 		return err
 	}
-	for _, f := range []struct {
+	type file struct {
 		name string
 		data []byte
-	}{
+	}
+	files := []file{
 		{names.ProfileJSON, j},
 		{names.ProfileCSV, export.ProfileCSV(s.Results)},
 		{names.Inputs, inputs},
-	} {
+	}
+	if slices != nil {
+		sj, err := export.TimeslicesJSON(slices, s.InputConfig)
+		if err != nil {
+			return err
+		}
+		files = append(files, file{names.TimeslicesJSON, sj}, file{names.TimeslicesCSV, export.TimeslicesCSV(slices)})
+	}
+	for _, f := range files {
 		if err := export.WriteFile(dir, f.name, f.data); err != nil {
 			return err
 		}

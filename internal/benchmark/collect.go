@@ -18,16 +18,22 @@ import (
 // collector turns finished records into metrics and JSONL lines on one
 // goroutine, in arrival order: redacted, written, tallied, aggregated.
 type collector struct {
-	done     chan *record.Record
-	wg       sync.WaitGroup
-	records  *export.RecordWriter
-	agg      *metrics.Aggregator
+	done    chan *record.Record
+	wg      sync.WaitGroup
+	records *export.RecordWriter
+	agg     *metrics.Aggregator
+	// slices, with --slice-duration, are the profiling records by time.
+	slices   *timeslices
 	invalid  invalidTally
 	writeErr error
 }
 
-func startCollector(records *export.RecordWriter, tok tokenizer.Builtin, clock record.Clock, p config.Profile, red *config.Redactor) *collector {
-	c := &collector{done: make(chan *record.Record, 4096), records: records, agg: metrics.NewAggregator(len(p.SLOs) > 0)}
+func startCollector(records *export.RecordWriter, tok tokenizer.Builtin, clock record.Clock, p config.Profile, red *config.Redactor, win *window) *collector {
+	goodput := len(p.SLOs) > 0
+	c := &collector{done: make(chan *record.Record, 4096), records: records, agg: metrics.NewAggregator(goodput)}
+	if width := int64(p.ServerMetrics.SliceSeconds * 1e9); width > 0 {
+		c.slices = &timeslices{origin: &win.profilingStart, width: width, goodput: goodput}
+	}
 	mopts := metrics.DefaultOptions()
 	mopts.UseServerTokenCount = p.Tokenizer.UseServerTokenCount
 	mopts.SLOs = p.SLOs
@@ -44,6 +50,9 @@ func startCollector(records *export.RecordWriter, tok tokenizer.Builtin, clock r
 			}
 			if r.Phase == record.PhaseProfiling {
 				c.agg.Add(r, &v)
+				if c.slices != nil {
+					c.slices.add(r, &v)
+				}
 			}
 		}
 	})
@@ -55,6 +64,15 @@ func (c *collector) finish() (metrics.Results, error) {
 	close(c.done)
 	c.wg.Wait()
 	return c.agg.Results(), c.writeErr
+}
+
+// timeslices returns the time slices' metrics (after finish), or nil
+// without --slice-duration; endNs is when profiling ended.
+func (c *collector) timeslices(endNs int64) []export.Timeslice {
+	if c.slices == nil {
+		return nil
+	}
+	return c.slices.results(endNs)
 }
 
 // requester sends one scheduled request and hands its record over.

@@ -3,6 +3,7 @@ package benchmark
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/llmbench/llmbench/internal/client"
@@ -46,6 +47,9 @@ type window struct {
 	// profiled is false when the profiling phase never started (a run
 	// stopped during warm-up): there is nothing to compute statistics over.
 	profiled bool
+	// profilingStart is startNs for readers on other goroutines (the
+	// collector's time slices).
+	profilingStart atomic.Int64
 }
 
 // observer records the profiling window and takes the server-metrics
@@ -55,6 +59,7 @@ func (w *window) observer(ctx context.Context, sm *serverMetrics, interval time.
 		PhaseStart: func(ph record.Phase, t time.Time) {
 			if ph == record.PhaseProfiling {
 				w.start, w.startNs = t, w.clock.Wall(w.clock.Perf(t))
+				w.profilingStart.Store(w.startNs)
 				w.profiled = true
 			}
 		},

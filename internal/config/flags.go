@@ -61,7 +61,7 @@ func BindFlags(fs *flag.FlagSet, p *Profile) *Flags {
 	f.vars(boolValue{&sm.Disabled}, "Do not collect server metrics.", "no-server-metrics")
 	f.vars(&replaceList{list: &sm.Formats}, "Server metrics export formats: json csv jsonl parquet (default json csv parquet).", "server-metrics-formats")
 	f.vars((*stringValue)(&sm.HistogramEstimator), "How server histograms' p*_estimate are computed: interval-fit (fits each bucket's mean to every scrape interval; the default), aiperf (AIPerf's polynomial estimator, for comparing with AIPerf runs) or linear (Prometheus' histogram_quantile).", "histogram-estimator", "server-metrics-histogram-estimator")
-	f.vars((*floatValue)(&sm.SliceSeconds), "Time-slice length in seconds for server metrics statistics (0: none).", "slice-duration")
+	f.vars((*floatValue)(&sm.SliceSeconds), "Time-slice length in seconds for the client and server metrics statistics (0: none).", "slice-duration")
 	return f
 }
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -252,5 +253,39 @@ func TestCSVLabels(t *testing.T) {
 		if got := CSVLabel(tc.def); got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.def.Tag, got, tc.want)
 		}
+	}
+}
+
+// TestTimeslicesGolden: AIPerf's timeslice shapes; the CSV's rows are
+// checked against the JSON's values by hand in the golden files.
+func TestTimeslicesGolden(t *testing.T) {
+	lat := stats.Summarize([]float64{10, 30})
+	slices := []Timeslice{
+		{StartNs: 1_000_000_000, EndNs: 2_000_000_000, Complete: true, Results: metrics.Results{Metrics: []metrics.Result{
+			{Def: metrics.RecordDefs[metrics.RequestLatency], Dist: &lat},
+			{Def: metrics.DefRequestCount, Value: 2},
+		}}},
+		{StartNs: 2_000_000_000, EndNs: 3_000_000_000, Results: metrics.Results{Metrics: []metrics.Result{
+			{Def: metrics.DefRequestCount, Value: 0},
+		}}},
+	}
+	j, err := TimeslicesJSON(slices, map[string]any{"loadgen": map[string]any{"concurrency": 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "profile_export_aiperf_timeslices.json", j)
+	var doc struct {
+		Timeslices []map[string]json.RawMessage `json:"timeslices"`
+	}
+	if err := json.Unmarshal(j, &doc); err != nil || len(doc.Timeslices) != 2 {
+		t.Fatalf("%v %d", err, len(doc.Timeslices))
+	}
+	golden(t, "profile_export_aiperf_timeslices.csv", TimeslicesCSV(slices))
+	lines := strings.Split(strings.TrimSpace(string(TimeslicesCSV(slices))), "\n")
+	// The header; slice 0: request_count's avg, request_latency's 14
+	// statistics (avg, min, max, sum, p1…p99, std); slice 1: one row.
+	if len(lines) != 1+15+1 || lines[0] != "Timeslice,Start_NS,End_NS,Metric,Unit,Stat,Value" ||
+		lines[16] != "1,2000000000,3000000000,Request Count,requests,avg,0.00" {
+		t.Fatalf("csv:\n%s", strings.Join(lines, "\n"))
 	}
 }

@@ -134,6 +134,24 @@ var declaredOrder = []string{
 	"total_error_isl",
 }
 
+// splitMetrics returns the exported metrics in AIPerf's order: the
+// declared ones in declaredOrder, and the others as computed.
+func splitMetrics(rs *metrics.Results) (declared, others []metrics.Result) {
+	first := map[string]bool{}
+	for _, tag := range declaredOrder {
+		first[tag] = true
+		if r, ok := rs.Get(tag); ok && Exported(r.Def) {
+			declared = append(declared, r)
+		}
+	}
+	for _, r := range rs.Metrics {
+		if !first[r.Def.Tag] && Exported(r.Def) {
+			others = append(others, r)
+		}
+	}
+	return declared, others
+}
+
 // Exported reports whether a metric goes into the exports: not the
 // internal ones (AIPerf's newest leaves out min_request_timestamp and
 // max_response_timestamp).
@@ -156,33 +174,20 @@ func ProfileJSON(s Summary) ([]byte, error) {
 		b = append(b, ": "...)
 		b = append(b, raw...)
 	}
-	indented := func(what string, v any) ([]byte, error) {
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		enc.SetEscapeHTML(false)
-		enc.SetIndent("  ", "  ")
-		if err := enc.Encode(v); err != nil {
-			return nil, fmt.Errorf("encode %s: %w", what, err)
-		}
-		return bytes.TrimRight(buf.Bytes(), "\n"), nil
-	}
 	str := func(v string) []byte { return appendJSONString(nil, v) }
 	field("schema_version", str(ProfileSchemaVersion))
 	field("aiperf_version", str(s.Version))
 	field("benchmark_id", str(s.BenchmarkID))
-	declared := map[string]bool{}
-	for _, tag := range declaredOrder {
-		declared[tag] = true
-		if r, ok := s.Results.Get(tag); ok && Exported(r.Def) {
-			field(tag, appendMetric(nil, r))
-		}
+	declared, others := splitMetrics(&s.Results)
+	for _, r := range declared {
+		field(r.Def.Tag, appendMetric(nil, r))
 	}
-	cfg, err := indented("input config", s.InputConfig)
+	cfg, err := indentedJSON("input config", s.InputConfig)
 	if err != nil {
 		return nil, err
 	}
 	field("input_config", cfg)
-	info, err := indented("run info", s.RunInfo)
+	info, err := indentedJSON("run info", s.RunInfo)
 	if err != nil {
 		return nil, err
 	}
@@ -204,10 +209,8 @@ func ProfileJSON(s Summary) ([]byte, error) {
 	field("error_summary", raw)
 	field("start_time", str(s.Start.Format(timeLayout)))
 	field("end_time", str(s.End.Format(timeLayout)))
-	for _, r := range s.Results.Metrics {
-		if !declared[r.Def.Tag] && Exported(r.Def) {
-			field(r.Def.Tag, appendMetric(nil, r))
-		}
+	for _, r := range others {
+		field(r.Def.Tag, appendMetric(nil, r))
 	}
 	field("llmbench_version", str(s.Version))
 	if s.ClientLoad != nil {
@@ -218,6 +221,18 @@ func ProfileJSON(s Summary) ([]byte, error) {
 		field("client_load", raw)
 	}
 	return append(b, "\n}\n"...), nil
+}
+
+// indentedJSON encodes v indented as a member of a top-level object.
+func indentedJSON(what string, v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("  ", "  ")
+	if err := enc.Encode(v); err != nil {
+		return nil, fmt.Errorf("encode %s: %w", what, err)
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
 
 // timeLayout is ISO 8601 with microseconds, as AIPerf writes start_time.
@@ -248,13 +263,7 @@ func csvNumber(v float64) string {
 // ("Metric,avg,min,max,sum,p1,…,p99,std"), a blank line, then the single
 // values ("Metric,Value"), each section sorted by metric tag.
 func ProfileCSV(rs metrics.Results) []byte {
-	sorted := make([]metrics.Result, 0, len(rs.Metrics))
-	for _, r := range rs.Metrics {
-		if Exported(r.Def) {
-			sorted = append(sorted, r)
-		}
-	}
-	slices.SortStableFunc(sorted, func(a, b metrics.Result) int { return strings.Compare(a.Def.Tag, b.Def.Tag) })
+	sorted := sortedByTag(rs)
 	var b bytes.Buffer
 	b.WriteString("Metric,avg,min,max,sum")
 	for _, n := range stats.PercentileNames {
@@ -279,6 +288,19 @@ func ProfileCSV(rs metrics.Results) []byte {
 		}
 	}
 	return b.Bytes()
+}
+
+// sortedByTag returns the exported metrics sorted by tag, as AIPerf's CSV
+// exporters order their rows.
+func sortedByTag(rs metrics.Results) []metrics.Result {
+	sorted := make([]metrics.Result, 0, len(rs.Metrics))
+	for _, r := range rs.Metrics {
+		if Exported(r.Def) {
+			sorted = append(sorted, r)
+		}
+	}
+	slices.SortStableFunc(sorted, func(a, b metrics.Result) int { return strings.Compare(a.Def.Tag, b.Def.Tag) })
+	return sorted
 }
 
 func csvField(s string) string {
