@@ -17,6 +17,7 @@ import (
 	"github.com/llmbench/llmbench/internal/benchmark"
 	"github.com/llmbench/llmbench/internal/config"
 	"github.com/llmbench/llmbench/internal/mockserver"
+	"github.com/llmbench/llmbench/internal/multirun"
 	"github.com/llmbench/llmbench/internal/ui"
 )
 
@@ -228,14 +229,50 @@ func profile(args []string, stdout, stderr io.Writer) int {
 	if p.Output.UIType != "none" {
 		progress = stderr
 	}
-	res, err := benchmark.Run(ctx, benchmark.Options{
+	runOpts := benchmark.Options{
 		Profile: p, Mock: mock, Version: version, Progress: progress, Terminal: isTerminal(stderr), Log: stderr,
 		Abort: abort, Redactor: red,
-	})
+	}
+	if p.MultiRun.NumRuns > 1 {
+		return profileRuns(ctx, runOpts, stdout, stderr)
+	}
+	res, err := benchmark.Run(ctx, runOpts)
 	if res != nil && p.Output.UIType != "none" {
 		printResults(stdout, res)
 	}
 	return exitCode(stderr, res, err)
+}
+
+// profileRuns runs --num-profile-runs profiles and prints each run's
+// outcome and the confidence intervals of the key metrics.
+func profileRuns(ctx context.Context, opts benchmark.Options, stdout, stderr io.Writer) int {
+	quiet := opts.Profile.Output.UIType == "none"
+	n := opts.Profile.MultiRun.NumRuns
+	out, err := multirun.Run(ctx, multirun.Options{Run: opts, OnRun: func(label string, res *benchmark.Result, err error) {
+		switch {
+		case err != nil:
+			fmt.Fprintf(stderr, "llmbench profile: %s failed: %v\n", label, err)
+		case !quiet:
+			rs := res.Summary.Results
+			fmt.Fprintf(stdout, "%s of %d: %d requests, %d errors; artifacts in %s\n", label, n, rs.RequestCount, rs.ErrorCount, res.ArtifactDir)
+		}
+	}})
+	if out != nil && len(out.Files) > 0 && !quiet {
+		fmt.Fprint(stdout, "\n"+multirun.ConsoleTable(out.Summary.Stats, out.Summary.ConfidenceLevel, len(out.Summary.RunLabels)))
+		fmt.Fprintf(stdout, "\nAggregate in %s:\n", out.Dir)
+		for _, f := range out.Files {
+			fmt.Fprintf(stdout, "  %s\n", filepath.Join(out.Dir, f))
+		}
+	}
+	switch {
+	case out != nil && out.Cancelled:
+		fmt.Fprintln(stderr, "llmbench profile: interrupted; the aggregate covers the runs completed before it")
+		return exitCancelled
+	case err != nil:
+		fmt.Fprintf(stderr, "llmbench profile: %v\n", err)
+		return exitFailed
+	}
+	return exitOK
 }
 
 // firstMockFlag names a --mock-* flag given on the command line, if any.

@@ -43,6 +43,10 @@ type Options struct {
 	// there is. ctx ending (a first Ctrl-C) stops sending and cancels the
 	// requests in flight. Nil: never.
 	Abort context.Context
+	// Trial and RunLabel identify a run of --num-profile-runs in run_info
+	// (0 and "" for a single run).
+	Trial    int
+	RunLabel string
 	// Redactor removes the run's secrets from error messages that servers
 	// echo back before they are recorded; nil for none.
 	Redactor *config.Redactor
@@ -137,7 +141,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		Version: opts.Version, BenchmarkID: benchmarkID,
 		Results: results, WasCancelled: outcome.Cancelled, Start: win.start, End: win.end,
 		InputConfig: p.Redacted(), ClientLoad: &clientLoad,
-		RunInfo: export.RunInfo{BenchmarkID: benchmarkID, RandomSeed: p.Input.RandomSeed, CLICommand: p.CLICommand},
+		RunInfo: export.RunInfo{BenchmarkID: benchmarkID, RandomSeed: p.Input.RandomSeed, Trial: opts.Trial, RunLabel: opts.RunLabel, CLICommand: p.CLICommand},
 	}
 	res := &Result{Summary: summary, ArtifactDir: dir, ServerURL: baseURL, Files: []string{names.Records}, ProfileJSON: names.ProfileJSON}
 	if err := writeExports(dir, names, summary, in.sessions, col.timeslices(win.endNs), res); err != nil {

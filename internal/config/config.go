@@ -37,6 +37,7 @@ type Profile struct {
 	Tokenizer     Tokenizer     `json:"tokenizer"`
 	Output        Output        `json:"output"`
 	ServerMetrics ServerMetrics `json:"server_metrics"`
+	MultiRun      MultiRun      `json:"multi_run"`
 	// Goodput is --goodput as given ("time_to_first_token:200 …");
 	// SLOs its parsed objectives.
 	Goodput string        `json:"goodput,omitempty"`
@@ -110,6 +111,21 @@ type Loadgen struct {
 	BenchmarkDurationSec float64       `json:"benchmark_duration,omitempty"`
 	GracePeriod          time.Duration `json:"-"`
 	GracePeriodSec       float64       `json:"benchmark_grace_period"`
+}
+
+// MultiRun repeats the profile for confidence intervals.
+type MultiRun struct {
+	// NumRuns is --num-profile-runs (1 to 10).
+	NumRuns         int     `json:"num_profile_runs"`
+	ConfidenceLevel float64 `json:"confidence_level"`
+	// Cooldown is the pause between runs.
+	Cooldown        time.Duration `json:"-"`
+	CooldownSeconds float64       `json:"profile_run_cooldown_seconds"`
+	// DisableWarmupAfterFirst runs the warm-up only before the first run.
+	DisableWarmupAfterFirst bool `json:"profile_run_disable_warmup_after_first"`
+	// ConsistentSeed gives every run the same seed (drawn once when
+	// --random-seed is not given), so every run sends the same workload.
+	ConsistentSeed bool `json:"set_consistent_seed"`
 }
 
 // Tokenizer selects the client-side tokenizer.
@@ -198,6 +214,7 @@ func Default() Profile {
 			GracePeriod:     30 * time.Second,
 		},
 		Tokenizer:            Tokenizer{Name: "builtin"},
+		MultiRun:             MultiRun{NumRuns: 1, ConfidenceLevel: 0.95, DisableWarmupAfterFirst: true, ConsistentSeed: true},
 		OSLMismatchPct:       metrics.DefaultOptions().OSLMismatchPct,
 		OSLMismatchMaxTokens: metrics.DefaultOptions().OSLMismatchMaxTokens,
 		Output:               Output{UIType: "simple"},
@@ -338,6 +355,17 @@ func (p *Profile) Finish() error {
 	if p.Tokenizer.Name != "builtin" {
 		return fmt.Errorf("--tokenizer %q: only the builtin tokenizer is available in this version", p.Tokenizer.Name)
 	}
+	mr := &p.MultiRun
+	if mr.NumRuns < 1 || mr.NumRuns > 10 {
+		return fmt.Errorf("--num-profile-runs %d: use 1 to 10", mr.NumRuns)
+	}
+	if !(mr.ConfidenceLevel > 0 && mr.ConfidenceLevel < 1) {
+		return fmt.Errorf("--confidence-level %g: use a level between 0 and 1, such as 0.95", mr.ConfidenceLevel)
+	}
+	if mr.Cooldown < 0 {
+		return errors.New("--profile-run-cooldown-seconds cannot be negative")
+	}
+	mr.CooldownSeconds = mr.Cooldown.Seconds()
 	slos, err := metrics.ParseSLOs(p.Goodput, e.Streaming)
 	if err != nil {
 		return err

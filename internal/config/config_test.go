@@ -68,6 +68,17 @@ func TestDefaults(t *testing.T) {
 			t.Errorf("--concurrency %s: request count %d, want %d", conc, p.Loadgen.RequestCount, want)
 		}
 	}
+	// Multi-run defaults as AIPerf's; the --no- forms turn them off.
+	if mr := p.MultiRun; mr.NumRuns != 1 || mr.ConfidenceLevel != 0.95 || !mr.DisableWarmupAfterFirst || !mr.ConsistentSeed {
+		t.Errorf("multi-run defaults %+v", mr)
+	}
+	p, err = parse(t, "--model", "m", "--num-profile-runs", "3", "--no-set-consistent-seed", "--no-profile-run-disable-warmup-after-first", "--profile-run-cooldown-seconds", "1.5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mr := p.MultiRun; mr.NumRuns != 3 || mr.ConsistentSeed || mr.DisableWarmupAfterFirst || mr.Cooldown != 1500*time.Millisecond {
+		t.Errorf("multi-run %+v", mr)
+	}
 	p, err = parse(t, "--model", "m", "--mock")
 	if err != nil {
 		t.Fatal(err)
@@ -92,6 +103,9 @@ func TestValidationErrors(t *testing.T) {
 	}{
 		{[]string{}, "--model is required"},
 		{[]string{"-m", "x", "--mock", "--url", "host:1"}, "--mock benchmarks the built-in simulated server; leave out --url"},
+		{[]string{"-m", "x", "--num-profile-runs", "11"}, "--num-profile-runs 11: use 1 to 10"},
+		{[]string{"-m", "x", "--confidence-level", "95"}, "--confidence-level 95: use a level between 0 and 1"},
+		{[]string{"-m", "x", "--profile-run-cooldown-seconds", "-1"}, "cannot be negative"},
 		{[]string{"-m", "x", "--endpoint-type", "rankings"}, "not supported"},
 		{[]string{"-m", "x", "--url", "ftp://h"}, "scheme"},
 		{[]string{"-m", "x", "--concurrency", "-1"}, "--concurrency -1: it must be at least 1"},

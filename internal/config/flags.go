@@ -56,6 +56,13 @@ func BindFlags(fs *flag.FlagSet, p *Profile) *Flags {
 	f.vars((*stringValue)(&p.Output.UIType), "Console output: simple (progress and final table) or none.", "ui-type", "ui")
 	f.vars((*stringValue)(&p.Output.ExportPrefix), "Prefix of the export files (an extension is dropped).", "profile-export-prefix", "profile-export-file")
 
+	mr := &p.MultiRun
+	f.vars((*intValue)(&mr.NumRuns), "Number of profile runs, for confidence intervals across them (1-10); results in run_0001/…, the aggregate in aggregate/.", "num-profile-runs")
+	f.vars((*floatValue)(&mr.ConfidenceLevel), "Confidence level of the intervals across runs.", "confidence-level")
+	f.vars((*secondsValue)(&mr.Cooldown), "Seconds to wait between profile runs.", "profile-run-cooldown-seconds")
+	f.bools(&mr.DisableWarmupAfterFirst, "Run the warm-up only before the first profile run (default true).", "profile-run-disable-warmup-after-first")
+	f.bools(&mr.ConsistentSeed, "Give every profile run the same random seed, so each sends the same workload (default true).", "set-consistent-seed")
+
 	sm := &p.ServerMetrics
 	f.vars((*appendValue)(&sm.URLs), "Extra Prometheus endpoints to scrape: URL [URL...] (host:port, base URL or full metrics URL).", "server-metrics")
 	f.vars(boolValue{&sm.Disabled}, "Do not collect server metrics.", "no-server-metrics")
@@ -64,6 +71,31 @@ func BindFlags(fs *flag.FlagSet, p *Profile) *Flags {
 	f.vars((*floatValue)(&sm.SliceSeconds), "Time-slice length in seconds for the client and server metrics statistics (0: none).", "slice-duration")
 	return f
 }
+
+// bools registers a boolean flag and its --no- negation, as AIPerf has them.
+func (f *Flags) bools(b *bool, usage, name string) {
+	f.vars(boolValue{b}, usage, name)
+	f.vars(negatedBool{b}, "negation of --"+name, "no-"+name)
+}
+
+// negatedBool sets *b to the opposite of the value given (--no-x means x=false).
+type negatedBool struct{ b *bool }
+
+func (n negatedBool) Set(v string) error {
+	x, err := strconv.ParseBool(v)
+	if err != nil {
+		return fmt.Errorf("%q is not true or false", v)
+	}
+	*n.b = !x
+	return nil
+}
+func (n negatedBool) String() string {
+	if n.b == nil {
+		return "false"
+	}
+	return strconv.FormatBool(!*n.b)
+}
+func (n negatedBool) IsBoolFlag() bool { return true }
 
 // ListFlags are the flags that take several space-separated values
 // (--server-metrics URL URL …); ExpandListArgs rewrites them for package flag.

@@ -275,7 +275,7 @@ func ProfileCSV(rs metrics.Results) []byte {
 			continue
 		}
 		d := r.Dist
-		b.WriteString(csvField(CSVLabel(r.Def)) + "," + csvNumber(d.Avg) + "," + csvNumber(d.Min) + "," + csvNumber(d.Max) + "," + csvNumber(d.Sum))
+		b.WriteString(CSVField(CSVLabel(r.Def)) + "," + csvNumber(d.Avg) + "," + csvNumber(d.Min) + "," + csvNumber(d.Max) + "," + csvNumber(d.Sum))
 		for _, p := range d.P {
 			b.WriteString("," + csvNumber(p))
 		}
@@ -284,7 +284,7 @@ func ProfileCSV(rs metrics.Results) []byte {
 	b.WriteString("\nMetric,Value\n")
 	for _, r := range sorted {
 		if r.Dist == nil {
-			b.WriteString(csvField(CSVLabel(r.Def)) + "," + csvNumber(r.Value) + "\n")
+			b.WriteString(CSVField(CSVLabel(r.Def)) + "," + csvNumber(r.Value) + "\n")
 		}
 	}
 	return b.Bytes()
@@ -303,7 +303,8 @@ func sortedByTag(rs metrics.Results) []metrics.Result {
 	return sorted
 }
 
-func csvField(s string) string {
+// CSVField quotes a CSV field when it must be (a comma, quote or newline).
+func CSVField(s string) string {
 	if strings.ContainsAny(s, ",\"\n") {
 		return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
 	}

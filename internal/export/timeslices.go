@@ -66,7 +66,7 @@ func TimeslicesCSV(slices []Timeslice) []byte {
 	for i, ts := range slices {
 		head := strconv.Itoa(i) + "," + strconv.FormatInt(ts.StartNs, 10) + "," + strconv.FormatInt(ts.EndNs, 10) + ","
 		for _, r := range sortedByTag(ts.Results) {
-			name := csvField(r.Def.Header) + "," + csvField(r.Def.Unit) + ","
+			name := CSVField(r.Def.Header) + "," + CSVField(r.Def.Unit) + ","
 			for _, st := range statKeys {
 				v, ok := statOf(r, st)
 				if !ok {
