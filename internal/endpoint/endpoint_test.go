@@ -82,6 +82,9 @@ func TestParseChunk(t *testing.T) {
 		{"chat role only", Chat, `{"choices":[{"delta":{"role":"assistant","content":""}}]}`, Chunk{Choices: 1}, false},
 		{"chat null content", Chat, `{"choices":[{"delta":{"content":null}}]}`, Chunk{Choices: 1}, false},
 		{"chat reasoning", Chat, `{"choices":[{"delta":{"reasoning_content":"think"}}]}`, Chunk{Reasoning: []byte("think"), Choices: 1}, false},
+		// vLLM's newer field name, and both with content in one chunk.
+		{"chat reasoning (newer key)", Chat, `{"choices":[{"delta":{"reasoning":"hmm"}}]}`, Chunk{Reasoning: []byte("hmm"), Choices: 1}, false},
+		{"chat reasoning and content", Chat, `{"choices":[{"delta":{"content":"ok","reasoning":"so"}}]}`, Chunk{Text: []byte("ok"), Reasoning: []byte("so"), Choices: 1}, false},
 		{"usage chunk", Chat, `{"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":7,"total_tokens":12,"completion_tokens_details":{"reasoning_tokens":2}}}`,
 			Chunk{Usage: &record.Usage{PromptTokens: 5, CompletionTokens: 7, TotalTokens: 12, ReasoningTokens: 2, HasReasoning: true}}, false},
 		{"completions", Completions, `{"choices":[{"text":"abc","index":0}]}`, Chunk{Text: []byte("abc"), Choices: 1}, false},
