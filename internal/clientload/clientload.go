@@ -23,6 +23,10 @@ const (
 	SaturatedCPU = 0.85
 	// SaturatedTimerDelay is the timer delay p99.
 	SaturatedTimerDelay = 2 * time.Millisecond
+	// MinTimerSamples is how many timer samples a p99 needs to mean
+	// anything: with fewer (a run under a second) it is the single worst
+	// tick, which one hiccup of a shared machine decides.
+	MinTimerSamples = 100
 )
 
 // Report is what the monitor saw.
@@ -143,6 +147,7 @@ func analyse(samples []sample, start time.Time, startCPU time.Duration, end time
 		r.TimerDelayP99Ms = stats.PercentileSorted(delays, 99)
 		r.TimerDelayMaxMs = delays[len(delays)-1]
 	}
-	r.Saturated = r.CPUUtilization >= SaturatedCPU || r.TimerDelayP99Ms >= float64(SaturatedTimerDelay)/1e6
+	lateTimers := len(samples) >= MinTimerSamples && r.TimerDelayP99Ms >= float64(SaturatedTimerDelay)/1e6
+	r.Saturated = r.CPUUtilization >= SaturatedCPU || lateTimers
 	return r
 }

@@ -55,6 +55,18 @@ func TestAnalyse(t *testing.T) {
 			endCPU: 2 * time.Second, wantUtil: 0.1, wantPeak: 0.1, wantP99: 5, saturated: true,
 		},
 		{
+			// A short run: 5 ticks, one 9 ms late. Its "p99" is that one
+			// tick, too few samples to call the client saturated.
+			name: "few samples",
+			samples: ticks(t0, 5, tick, func(i int) time.Duration {
+				if i == 3 {
+					return 9 * time.Millisecond
+				}
+				return 100 * time.Microsecond
+			}, func(i int) time.Duration { return time.Duration(i+1) * 20 * time.Millisecond }),
+			endCPU: 100 * time.Millisecond, wantUtil: 0.005, wantPeak: 0.005, wantP99: 8.644, saturated: false,
+		},
+		{
 			// Both cores busy for the first second, idle after: 20 % on the
 			// whole, 100 % at its peak; not saturated on the whole.
 			name: "burst",
