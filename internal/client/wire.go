@@ -14,10 +14,16 @@ import (
 type wireCounts struct {
 	bytesSent, bytesReceived atomic.Int64
 	writes, reads            atomic.Int64
+	// counted is set when the request's connection was one counted: zero
+	// bytes from a connection nobody counted must not read as 0 KB.
+	counted atomic.Bool
 }
 
-// copyTo stores the counts into t.
+// copyTo stores the counts into t, if they were counted.
 func (w *wireCounts) copyTo(t *record.HTTPTrace) {
+	if !w.counted.Load() {
+		return
+	}
 	t.BytesSent, t.BytesReceived = w.bytesSent.Load(), w.bytesReceived.Load()
 	t.Writes, t.Reads = w.writes.Load(), w.reads.Load()
 	t.HaveWire = true
@@ -71,6 +77,7 @@ func claim(conn net.Conn, w *wireCounts) {
 	for conn != nil {
 		if c, ok := conn.(*countingConn); ok {
 			c.owner.Store(w)
+			w.counted.Store(true)
 			return
 		}
 		inner, ok := conn.(interface{ NetConn() net.Conn })

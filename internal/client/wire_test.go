@@ -159,3 +159,23 @@ func TestWireBytesStream(t *testing.T) {
 		}
 	}
 }
+
+// TestWireUncounted: a connection that was not counted (not one of the
+// client's dials) leaves the wire metrics absent, not zero.
+func TestWireUncounted(t *testing.T) {
+	var w wireCounts
+	server, client := net.Pipe()
+	defer server.Close()
+	defer client.Close()
+	claim(client, &w)
+	var tr record.HTTPTrace
+	w.copyTo(&tr)
+	if tr.HaveWire {
+		t.Fatalf("uncounted connection reported %+v", tr)
+	}
+	claim(&countingConn{Conn: client}, &w)
+	w.copyTo(&tr)
+	if !tr.HaveWire {
+		t.Fatal("counted connection not reported")
+	}
+}
