@@ -1,0 +1,321 @@
+package tokenizer
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"unicode/utf8"
+)
+
+// bpe is a byte-pair-encoding model as Hugging Face's tokenizers runs it:
+// a word starts as one symbol per character (per byte in a byte-level
+// vocabulary), then the adjacent pair of lowest merge rank is merged,
+// leftmost first on ties, until no pair has a merge.
+type bpe struct {
+	vocab map[string]int32 // token → id; raw bytes when byteLevel
+	// merges maps the pair a<<32|b to rank<<32|merged id.
+	merges    map[uint64]uint64
+	byteLevel bool
+	byteIDs   [256]int32 // byteLevel: each byte's own token, -1 if none
+	// ignoreMerges emits a word found whole in the vocabulary as one token.
+	ignoreMerges bool
+	// byteFallback spells a character missing from the vocabulary as its
+	// UTF-8 bytes' <0xXX> tokens.
+	byteFallback bool
+	fallbackIDs  [256]int32
+	unk          int32 // -1: none, the character is dropped
+	fuseUnk      bool
+
+	cache wordCache
+	pool  sync.Pool // *bpeScratch
+}
+
+const noMerge = ^uint64(0)
+
+func pairKey(a, b int32) uint64 { return uint64(uint32(a))<<32 | uint64(uint32(b)) }
+
+func (m *bpe) merge(a, b int32) uint64 {
+	if v, ok := m.merges[pairKey(a, b)]; ok {
+		return v
+	}
+	return noMerge
+}
+
+// bpeScratch is one encoding's working memory.
+type bpeScratch struct {
+	ids   []int32
+	ranks []uint64
+	heap  mergeHeap
+	prev  []int32
+	next  []int32
+}
+
+// appendWord appends the tokens of one pre-tokenized word to dst.
+func (m *bpe) appendWord(dst []int32, word string) []int32 {
+	if word == "" {
+		return dst
+	}
+	if m.ignoreMerges {
+		if id, ok := m.vocab[word]; ok {
+			return append(dst, id)
+		}
+	}
+	if ids, ok := m.cache.get(word); ok {
+		return append(dst, ids...)
+	}
+	sc, _ := m.pool.Get().(*bpeScratch)
+	if sc == nil {
+		sc = &bpeScratch{}
+	}
+	sc.ids = m.symbols(sc.ids[:0], word)
+	var ids []int32
+	if len(sc.ids) <= scanMergeMax {
+		ids = m.mergeScan(sc)
+	} else {
+		ids = m.mergeHeap(sc)
+	}
+	m.cache.put(word, ids)
+	dst = append(dst, ids...)
+	m.pool.Put(sc)
+	return dst
+}
+
+// symbols appends word's initial symbols: characters (bytes in a
+// byte-level vocabulary), byte fallbacks, unknowns.
+func (m *bpe) symbols(dst []int32, word string) []int32 {
+	if m.byteLevel {
+		for i := 0; i < len(word); i++ {
+			if id := m.byteIDs[word[i]]; id >= 0 {
+				dst = append(dst, id)
+			} else {
+				dst = m.unknown(dst)
+			}
+		}
+		return dst
+	}
+	pendingUnk := false
+	for i := 0; i < len(word); {
+		_, size := utf8.DecodeRuneInString(word[i:])
+		ch := word[i : i+size]
+		i += size
+		if id, ok := m.vocab[ch]; ok {
+			if pendingUnk {
+				dst, pendingUnk = append(dst, m.unk), false
+			}
+			dst = append(dst, id)
+			continue
+		}
+		if m.byteFallback && m.hasFallback(ch) {
+			// As the reference: a pending unknown stays pending across
+			// byte fallbacks.
+			for j := 0; j < len(ch); j++ {
+				dst = append(dst, m.fallbackIDs[ch[j]])
+			}
+			continue
+		}
+		if m.unk < 0 {
+			continue
+		}
+		if pendingUnk && !m.fuseUnk {
+			dst = append(dst, m.unk)
+		}
+		pendingUnk = true
+	}
+	if pendingUnk {
+		dst = append(dst, m.unk)
+	}
+	return dst
+}
+
+func (m *bpe) hasFallback(ch string) bool {
+	for j := 0; j < len(ch); j++ {
+		if m.fallbackIDs[ch[j]] < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func (m *bpe) unknown(dst []int32) []int32 {
+	if m.unk >= 0 {
+		return append(dst, m.unk)
+	}
+	return dst
+}
+
+// scanMergeMax is the longest word merged by scanning every pair each
+// step (quadratic, but cheaper than a heap for the short words of prose).
+const scanMergeMax = 48
+
+func (m *bpe) mergeScan(sc *bpeScratch) []int32 {
+	ids := sc.ids
+	ranks := sc.ranks[:0]
+	for i := 0; i+1 < len(ids); i++ {
+		ranks = append(ranks, m.merge(ids[i], ids[i+1]))
+	}
+	for len(ids) > 1 {
+		best := 0
+		for i := 1; i < len(ranks); i++ {
+			if ranks[i]>>32 < ranks[best]>>32 {
+				best = i
+			}
+		}
+		if ranks[best] == noMerge {
+			break
+		}
+		ids[best] = int32(uint32(ranks[best]))
+		ids = append(ids[:best+1], ids[best+2:]...)
+		ranks = append(ranks[:best], ranks[best+1:]...)
+		if best > 0 {
+			ranks[best-1] = m.merge(ids[best-1], ids[best])
+		}
+		if best < len(ranks) {
+			ranks[best] = m.merge(ids[best], ids[best+1])
+		}
+	}
+	sc.ranks = ranks
+	return ids
+}
+
+// mergeHeap merges a long word in O(n log n): the symbols form a linked
+// list and candidate merges wait in a heap ordered by rank then position;
+// a candidate whose symbols changed since it was pushed is skipped.
+func (m *bpe) mergeHeap(sc *bpeScratch) []int32 {
+	ids := sc.ids
+	n := len(ids)
+	prev, next := sc.prev[:0], sc.next[:0]
+	for i := range n {
+		prev = append(prev, int32(i-1))
+		next = append(next, int32(i+1))
+	}
+	next[n-1] = -1
+	h := sc.heap[:0]
+	for i := 0; i+1 < n; i++ {
+		if v := m.merge(ids[i], ids[i+1]); v != noMerge {
+			h.push(mergeCand{rank: uint32(v >> 32), pos: int32(i), id: int32(uint32(v))})
+		}
+	}
+	for len(h) > 0 {
+		c := h.pop()
+		r := next[c.pos]
+		if ids[c.pos] < 0 || r < 0 {
+			continue
+		}
+		if v := m.merge(ids[c.pos], ids[r]); v == noMerge || int32(uint32(v)) != c.id || uint32(v>>32) != c.rank {
+			continue // stale
+		}
+		ids[c.pos] = c.id
+		ids[r] = -1
+		next[c.pos] = next[r]
+		if nn := next[r]; nn >= 0 {
+			prev[nn] = c.pos
+		}
+		if p := prev[c.pos]; p >= 0 {
+			if v := m.merge(ids[p], c.id); v != noMerge {
+				h.push(mergeCand{rank: uint32(v >> 32), pos: p, id: int32(uint32(v))})
+			}
+		}
+		if nn := next[c.pos]; nn >= 0 {
+			if v := m.merge(c.id, ids[nn]); v != noMerge {
+				h.push(mergeCand{rank: uint32(v >> 32), pos: c.pos, id: int32(uint32(v))})
+			}
+		}
+	}
+	out := ids[:0]
+	for i := 0; i >= 0; i = int(next[i]) {
+		out = append(out, ids[i])
+	}
+	sc.heap, sc.prev, sc.next = h, prev, next
+	return out
+}
+
+type mergeCand struct {
+	rank uint32
+	pos  int32
+	id   int32
+}
+
+func (a mergeCand) less(b mergeCand) bool {
+	return a.rank < b.rank || a.rank == b.rank && a.pos < b.pos
+}
+
+// mergeHeap is a binary min-heap of merge candidates.
+type mergeHeap []mergeCand
+
+func (h *mergeHeap) push(c mergeCand) {
+	*h = append(*h, c)
+	s := *h
+	for i := len(s) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !s[i].less(s[p]) {
+			break
+		}
+		s[i], s[p] = s[p], s[i]
+		i = p
+	}
+}
+
+func (h *mergeHeap) pop() mergeCand {
+	s := *h
+	top := s[0]
+	last := len(s) - 1
+	s[0] = s[last]
+	s = s[:last]
+	for i := 0; ; {
+		l, r, small := 2*i+1, 2*i+2, i
+		if l < len(s) && s[l].less(s[small]) {
+			small = l
+		}
+		if r < len(s) && s[r].less(s[small]) {
+			small = r
+		}
+		if small == i {
+			break
+		}
+		s[i], s[small] = s[small], s[i]
+		i = small
+	}
+	*h = s
+	return top
+}
+
+// wordCache remembers the tokens of words seen before, as the reference
+// library does: prose repeats its words, and a map hit is far cheaper than
+// merging again. It holds at most wordCacheSize words, forgetting all when
+// full, and only short words.
+type wordCache struct {
+	mu sync.RWMutex
+	m  map[string][]int32
+}
+
+const (
+	wordCacheSize    = 1 << 16
+	wordCacheMaxWord = 64
+)
+
+func (c *wordCache) get(word string) ([]int32, bool) {
+	if len(word) > wordCacheMaxWord {
+		return nil, false
+	}
+	c.mu.RLock()
+	ids, ok := c.m[word]
+	c.mu.RUnlock()
+	return ids, ok
+}
+
+func (c *wordCache) put(word string, ids []int32) {
+	if len(word) > wordCacheMaxWord {
+		return
+	}
+	own := append([]int32(nil), ids...)
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= wordCacheSize {
+		c.m = make(map[string][]int32, 1024)
+	}
+	c.m[strings.Clone(word)] = own
+	c.mu.Unlock()
+}
+
+// fallbackToken is the name of byte b's fallback token, as the reference
+// spells it: <0x0A>.
+func fallbackToken(b byte) string { return fmt.Sprintf("<0x%02X>", b) }

@@ -1,0 +1,347 @@
+package tokenizer
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+)
+
+// HF is a Hugging Face tokenizer.json tokenizer with a BPE model (byte-level
+// as GPT-2, Llama 3, Qwen and DeepSeek; SentencePiece-style with byte
+// fallback as Llama 2, Mistral and Gemma). It encodes as the reference
+// library does with add_special_tokens=False: added tokens found in the
+// text, then normalizer, pre-tokenizer and merges; no post-processor. It is
+// safe for concurrent use.
+type HF struct {
+	name string
+	// raw are the added tokens matched in the text as written; normalized
+	// those matched after normalization (their "normalized": true).
+	raw, normalized *addedTrie
+	norm            normalizer
+	pre             preTokenizer
+	model           *bpe
+	// pieces is each id's text for Decode: raw bytes for a byte-level
+	// vocabulary, with "▁" for spaces otherwise.
+	pieces []string
+	// spaceMark is the character standing for a space ("▁"), "" for none;
+	// stripLead drops the space Decode gets from a prepended one.
+	spaceMark string
+	stripLead bool
+	scratch   sync.Pool // *hfScratch
+}
+
+type hfScratch struct {
+	segs, inner []segment
+	words       []string
+	pieces      pieceScratch
+	ids         []int32
+}
+
+// Name is the tokenizer's name: the model id or path it was loaded from.
+func (t *HF) Name() string { return t.name }
+
+// Count returns the number of tokens text encodes to.
+func (t *HF) Count(text string) int {
+	sc := t.getScratch()
+	sc.ids = t.appendIDs(sc.ids[:0], text, sc)
+	n := len(sc.ids)
+	t.scratch.Put(sc)
+	return n
+}
+
+// Encode returns the token ids of text.
+func (t *HF) Encode(text string) []int {
+	sc := t.getScratch()
+	sc.ids = t.appendIDs(sc.ids[:0], text, sc)
+	ids := make([]int, len(sc.ids))
+	for i, id := range sc.ids {
+		ids[i] = int(id)
+	}
+	t.scratch.Put(sc)
+	return ids
+}
+
+// Decode returns the text of ids (unknown ids are skipped).
+func (t *HF) Decode(ids []int) string {
+	var b strings.Builder
+	for _, id := range ids {
+		if id >= 0 && id < len(t.pieces) {
+			b.WriteString(t.pieces[id])
+		}
+	}
+	s := b.String()
+	if t.spaceMark != "" {
+		s = strings.ReplaceAll(s, t.spaceMark, " ")
+		if t.stripLead {
+			s = strings.TrimPrefix(s, " ")
+		}
+	}
+	return s
+}
+
+func (t *HF) getScratch() *hfScratch {
+	if sc, ok := t.scratch.Get().(*hfScratch); ok {
+		return sc
+	}
+	return &hfScratch{}
+}
+
+func (t *HF) appendIDs(dst []int32, text string, sc *hfScratch) []int32 {
+	sc.segs = t.raw.split(sc.segs[:0], text)
+	for _, seg := range sc.segs {
+		if seg.id >= 0 {
+			dst = append(dst, seg.id)
+			continue
+		}
+		s := seg.text
+		if t.norm != nil {
+			s = t.norm.normalize(s)
+		}
+		sc.inner = t.normalized.split(sc.inner[:0], s)
+		for _, in := range sc.inner {
+			if in.id >= 0 {
+				dst = append(dst, in.id)
+				continue
+			}
+			if t.pre == nil {
+				dst = t.model.appendWord(dst, in.text)
+				continue
+			}
+			sc.words = t.pre.split(sc.words[:0], in.text, seg.start == 0 && in.start == 0, &sc.pieces)
+			for _, w := range sc.words {
+				dst = t.model.appendWord(dst, w)
+			}
+		}
+	}
+	return dst
+}
+
+type tokenizerJSON struct {
+	AddedTokens []struct {
+		ID         int32  `json:"id"`
+		Content    string `json:"content"`
+		SingleWord bool   `json:"single_word"`
+		LStrip     bool   `json:"lstrip"`
+		RStrip     bool   `json:"rstrip"`
+		Normalized bool   `json:"normalized"`
+		Special    bool   `json:"special"`
+	} `json:"added_tokens"`
+	Normalizer   json.RawMessage `json:"normalizer"`
+	PreTokenizer json.RawMessage `json:"pre_tokenizer"`
+	Model        struct {
+		Type                    string            `json:"type"`
+		Dropout                 *float64          `json:"dropout"`
+		UnkToken                *string           `json:"unk_token"`
+		ContinuingSubwordPrefix *string           `json:"continuing_subword_prefix"`
+		EndOfWordSuffix         *string           `json:"end_of_word_suffix"`
+		FuseUnk                 bool              `json:"fuse_unk"`
+		ByteFallback            bool              `json:"byte_fallback"`
+		IgnoreMerges            bool              `json:"ignore_merges"`
+		Vocab                   map[string]int32  `json:"vocab"`
+		Merges                  []json.RawMessage `json:"merges"`
+	} `json:"model"`
+}
+
+// LoadHF reads a tokenizer.json file.
+func LoadHF(path, name string) (*HF, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer: %w", err)
+	}
+	t, err := ParseHF(data, name)
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer %s: %w", path, err)
+	}
+	return t, nil
+}
+
+// ParseHF builds a tokenizer from the contents of a tokenizer.json. A
+// component it cannot run exactly is an error naming it.
+func ParseHF(data []byte, name string) (*HF, error) {
+	var j tokenizerJSON
+	if err := json.Unmarshal(data, &j); err != nil {
+		return nil, fmt.Errorf("not a tokenizer.json: %w", err)
+	}
+	m := j.Model
+	if m.Type == "" && m.Merges != nil {
+		m.Type = "BPE"
+	}
+	if m.Type != "BPE" {
+		return nil, unsupported("model", m.Type)
+	}
+	if m.Dropout != nil && *m.Dropout > 0 {
+		return nil, errors.New("BPE dropout is random and cannot be counted exactly")
+	}
+	if p := m.ContinuingSubwordPrefix; p != nil && *p != "" {
+		return nil, fmt.Errorf("BPE continuing_subword_prefix %q is not supported", *p)
+	}
+	if s := m.EndOfWordSuffix; s != nil && *s != "" {
+		return nil, fmt.Errorf("BPE end_of_word_suffix %q is not supported", *s)
+	}
+	norm, err := parseNormalizer(j.Normalizer)
+	if err != nil {
+		return nil, err
+	}
+	pre, byteLevel, err := parsePreTokenizer(j.PreTokenizer)
+	if err != nil {
+		return nil, err
+	}
+	model := &bpe{byteLevel: byteLevel, ignoreMerges: m.IgnoreMerges, byteFallback: m.ByteFallback, fuseUnk: m.FuseUnk, unk: -1}
+	t := &HF{name: name, norm: norm, pre: pre, model: model}
+	if err := model.load(m.Vocab, m.Merges, m.UnkToken); err != nil {
+		return nil, err
+	}
+	maxID := int32(-1)
+	for _, id := range model.vocab {
+		maxID = max(maxID, id)
+	}
+	var raw, normalized []addedToken
+	for _, a := range j.AddedTokens {
+		tok := addedToken{id: a.ID, content: a.Content, singleWord: a.SingleWord, lstrip: a.LStrip, rstrip: a.RStrip}
+		maxID = max(maxID, a.ID)
+		if a.Normalized && !a.Special {
+			if norm != nil {
+				tok.content = norm.normalize(tok.content)
+			}
+			normalized = append(normalized, tok)
+		} else {
+			raw = append(raw, tok)
+		}
+	}
+	t.raw, t.normalized = newAddedTrie(raw), newAddedTrie(normalized)
+	t.pieces = make([]string, maxID+1)
+	for s, id := range model.vocab {
+		t.pieces[id] = s
+	}
+	for b, id := range model.fallbackIDs {
+		if id >= 0 && model.byteFallback {
+			t.pieces[id] = string([]byte{byte(b)})
+		}
+	}
+	for _, a := range j.AddedTokens {
+		t.pieces[a.ID] = a.Content
+	}
+	if !byteLevel {
+		t.spaceMark, t.stripLead = spaceMarkOf(norm, pre)
+	}
+	return t, nil
+}
+
+// spaceMarkOf finds the character a SentencePiece-style tokenizer writes for
+// a space, and whether it prepends one to the text.
+func spaceMarkOf(n normalizer, p preTokenizer) (string, bool) {
+	mark, lead := "", false
+	var visitN func(normalizer)
+	visitN = func(n normalizer) {
+		switch n := n.(type) {
+		case normalizerSeq:
+			for _, x := range n {
+				visitN(x)
+			}
+		case replace:
+			if l, ok := n.pat.(literal); ok && l == " " {
+				mark = n.content
+			}
+		case prepend:
+			lead = true
+		}
+	}
+	visitN(n)
+	var visitP func(preTokenizer)
+	visitP = func(p preTokenizer) {
+		switch p := p.(type) {
+		case preTokenizerSeq:
+			for _, x := range p {
+				visitP(x)
+			}
+		case metaspace:
+			mark, lead = p.replacement, lead || p.prepend != "never"
+		}
+	}
+	visitP(p)
+	return mark, lead
+}
+
+// load fills the model's vocabulary and merges.
+func (m *bpe) load(vocab map[string]int32, merges []json.RawMessage, unk *string) error {
+	m.vocab = make(map[string]int32, len(vocab))
+	for i := range m.byteIDs {
+		m.byteIDs[i], m.fallbackIDs[i] = -1, -1
+	}
+	for s, id := range vocab {
+		if m.byteLevel {
+			raw, ok := fromByteLevel(s)
+			if !ok {
+				continue // written as itself: reachable only as an added token
+			}
+			s = raw
+			if len(s) == 1 {
+				m.byteIDs[s[0]] = id
+			}
+		}
+		m.vocab[s] = id
+	}
+	if m.byteFallback {
+		for b := range 256 {
+			if id, ok := m.vocab[fallbackToken(byte(b))]; ok {
+				m.fallbackIDs[b] = id
+			}
+		}
+	}
+	if unk != nil {
+		id, ok := m.vocab[*unk]
+		if !ok {
+			return fmt.Errorf("unk_token %q is not in the vocabulary", *unk)
+		}
+		m.unk = id
+	}
+	m.merges = make(map[uint64]uint64, len(merges))
+	for rank, raw := range merges {
+		a, b, err := parseMerge(raw)
+		if err != nil {
+			return fmt.Errorf("merge %d: %w", rank, err)
+		}
+		if m.byteLevel {
+			ra, okA := fromByteLevel(a)
+			rb, okB := fromByteLevel(b)
+			if !okA || !okB {
+				return fmt.Errorf("merge %d (%q %q): not in the byte-level alphabet", rank, a, b)
+			}
+			a, b = ra, rb
+		}
+		ida, okA := m.vocab[a]
+		idb, okB := m.vocab[b]
+		idm, okM := m.vocab[a+b]
+		if !okA || !okB || !okM {
+			return fmt.Errorf("merge %d (%q %q): a token is missing from the vocabulary", rank, a, b)
+		}
+		key := pairKey(ida, idb)
+		if _, dup := m.merges[key]; !dup {
+			m.merges[key] = uint64(rank)<<32 | uint64(uint32(idm))
+		}
+	}
+	return nil
+}
+
+// parseMerge reads a merge written "a b" or ["a", "b"].
+func parseMerge(raw json.RawMessage) (string, string, error) {
+	var pair []string
+	if err := json.Unmarshal(raw, &pair); err == nil {
+		if len(pair) != 2 {
+			return "", "", fmt.Errorf("%d parts, want 2", len(pair))
+		}
+		return pair[0], pair[1], nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", "", err
+	}
+	a, b, ok := strings.Cut(s, " ")
+	if !ok {
+		return "", "", fmt.Errorf("%q has no space", s)
+	}
+	return a, b, nil
+}

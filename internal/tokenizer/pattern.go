@@ -1,0 +1,78 @@
+package tokenizer
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/dlclark/regexp2"
+)
+
+// pattern finds the non-overlapping matches of a Split pre-tokenizer's or
+// a Replace normalizer's pattern, left to right, as byte ranges.
+type pattern interface {
+	matches(dst [][2]int, s string) [][2]int
+}
+
+// literal is a String pattern.
+type literal string
+
+func (p literal) matches(dst [][2]int, s string) [][2]int {
+	if p == "" {
+		return dst
+	}
+	for off := 0; ; {
+		i := strings.Index(s[off:], string(p))
+		if i < 0 {
+			return dst
+		}
+		start := off + i
+		off = start + len(p)
+		dst = append(dst, [2]int{start, off})
+	}
+}
+
+// regex is a Regex pattern, run by regexp2: a backtracking engine with
+// the look-arounds, Unicode classes and inline flags the reference's
+// Oniguruma patterns use (Go's regexp has no look-ahead).
+type regex struct {
+	re *regexp2.Regexp
+}
+
+func compileRegex(expr string) (pattern, error) {
+	if fast := fastPattern(expr); fast != nil {
+		return fast, nil
+	}
+	re, err := regexp2.Compile(expr, regexp2.None)
+	if err != nil {
+		return nil, fmt.Errorf("regex %q: %w", expr, err)
+	}
+	return regex{re}, nil
+}
+
+func (p regex) matches(dst [][2]int, s string) [][2]int {
+	if s == "" {
+		return dst
+	}
+	runes := []rune(s)
+	// byteAt[i] is the byte offset of rune i.
+	byteAt := make([]int, len(runes)+1)
+	off := 0
+	for i, r := range runes {
+		byteAt[i] = off
+		if r == utf8.RuneError {
+			// An invalid byte decodes to one RuneError of width 1.
+			_, w := utf8.DecodeRuneInString(s[off:])
+			off += w
+		} else {
+			off += utf8.RuneLen(r)
+		}
+	}
+	byteAt[len(runes)] = off
+	m, err := p.re.FindRunesMatch(runes)
+	for err == nil && m != nil {
+		dst = append(dst, [2]int{byteAt[m.Index], byteAt[m.Index+m.Length]})
+		m, err = p.re.FindNextMatch(m)
+	}
+	return dst
+}

@@ -1,0 +1,319 @@
+package tokenizer
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// preTokenizer splits one piece of normalized text into smaller pieces;
+// BPE then runs on each piece alone. first is set for the piece that
+// begins the whole input (Metaspace's "first" prepend scheme needs it).
+type preTokenizer interface {
+	split(dst []string, s string, first bool, sc *pieceScratch) []string
+}
+
+// pieceScratch is a pre-tokenization's reusable memory.
+type pieceScratch struct {
+	matches [][2]int
+}
+
+// behavior is what a Split does with the pattern's matches.
+type behavior int
+
+const (
+	isolated behavior = iota
+	removed
+	mergedWithPrevious
+	mergedWithNext
+	contiguous
+)
+
+var behaviors = map[string]behavior{
+	"Isolated": isolated, "Removed": removed, "MergedWithPrevious": mergedWithPrevious,
+	"MergedWithNext": mergedWithNext, "Contiguous": contiguous,
+}
+
+// splitter is the Split pre-tokenizer.
+type splitter struct {
+	pat      pattern
+	behavior behavior
+	invert   bool
+}
+
+func (sp splitter) split(dst []string, s string, _ bool, sc *pieceScratch) []string {
+	sc.matches = sp.pat.matches(sc.matches[:0], s)
+	return splitBy(dst, s, sc.matches, sp.behavior, sp.invert)
+}
+
+// splitBy cuts s around matches (sorted, non-overlapping byte ranges) as
+// the reference's NormalizedString::split does; empty pieces are dropped.
+func splitBy(dst []string, s string, matches [][2]int, b behavior, invert bool) []string {
+	if s == "" {
+		return dst
+	}
+	// The reference alternates unmatched gaps and matches over all of s.
+	type part struct {
+		start, end int
+		match      bool
+	}
+	var parts []part
+	prev := 0
+	for _, m := range matches {
+		if m[0] > prev {
+			parts = append(parts, part{prev, m[0], false})
+		}
+		parts = append(parts, part{m[0], m[1], true})
+		prev = m[1]
+	}
+	if prev < len(s) {
+		parts = append(parts, part{prev, len(s), false})
+	}
+	if invert {
+		for i := range parts {
+			parts[i].match = !parts[i].match
+		}
+	}
+	emit := func(start, end int) {
+		if end > start {
+			dst = append(dst, s[start:end])
+		}
+	}
+	switch b {
+	case isolated:
+		for _, p := range parts {
+			emit(p.start, p.end)
+		}
+	case removed:
+		for _, p := range parts {
+			if !p.match {
+				emit(p.start, p.end)
+			}
+		}
+	case mergedWithPrevious:
+		var out []part
+		prevMatch := false
+		for _, p := range parts {
+			if p.match && !prevMatch && len(out) > 0 {
+				out[len(out)-1].end = p.end
+			} else {
+				out = append(out, p)
+			}
+			prevMatch = p.match
+		}
+		for _, p := range out {
+			emit(p.start, p.end)
+		}
+	case mergedWithNext:
+		var out []part
+		prevMatch := false
+		for i := len(parts) - 1; i >= 0; i-- {
+			p := parts[i]
+			if p.match && !prevMatch && len(out) > 0 {
+				out[len(out)-1].start = p.start
+			} else {
+				out = append(out, p)
+			}
+			prevMatch = p.match
+		}
+		for i := len(out) - 1; i >= 0; i-- {
+			emit(out[i].start, out[i].end)
+		}
+	case contiguous:
+		var out []part
+		prevMatch := false
+		for _, p := range parts {
+			if p.match && prevMatch && len(out) > 0 {
+				out[len(out)-1].end = p.end
+			} else {
+				out = append(out, p)
+			}
+			prevMatch = p.match
+		}
+		for _, p := range out {
+			emit(p.start, p.end)
+		}
+	}
+	return dst
+}
+
+// gpt2Pattern is the ByteLevel pre-tokenizer's own regex (use_regex).
+const gpt2Pattern = `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`
+
+// byteLevel is the ByteLevel pre-tokenizer. The bytes themselves are left
+// as they are: the model's vocabulary was turned back into raw bytes.
+type byteLevel struct {
+	addPrefixSpace bool
+	re             pattern // nil unless use_regex
+}
+
+func (bl byteLevel) split(dst []string, s string, _ bool, sc *pieceScratch) []string {
+	if bl.addPrefixSpace && !strings.HasPrefix(s, " ") {
+		s = " " + s
+	}
+	if bl.re == nil {
+		if s != "" {
+			dst = append(dst, s)
+		}
+		return dst
+	}
+	sc.matches = bl.re.matches(sc.matches[:0], s)
+	return splitBy(dst, s, sc.matches, isolated, false)
+}
+
+// metaspace is the Metaspace pre-tokenizer: spaces become the replacement
+// ("▁"), one is prepended as the scheme says, and with split the text is
+// cut before each replacement.
+type metaspace struct {
+	replacement string
+	prepend     string // "always", "first" or "never"
+	splitAtReplacement      bool
+}
+
+func (ms metaspace) split(dst []string, s string, first bool, sc *pieceScratch) []string {
+	s = strings.ReplaceAll(s, " ", ms.replacement)
+	if !strings.HasPrefix(s, ms.replacement) && (ms.prepend == "always" || ms.prepend == "first" && first) {
+		s = ms.replacement + s
+	}
+	if !ms.splitAtReplacement {
+		if s != "" {
+			dst = append(dst, s)
+		}
+		return dst
+	}
+	sc.matches = literal(ms.replacement).matches(sc.matches[:0], s)
+	return splitBy(dst, s, sc.matches, mergedWithNext, false)
+}
+
+// digits is the Digits pre-tokenizer.
+type digits struct{ individual bool }
+
+func (d digits) split(dst []string, s string, _ bool, sc *pieceScratch) []string {
+	sc.matches = sc.matches[:0]
+	for i, r := range s {
+		if unicode.IsNumber(r) {
+			sc.matches = append(sc.matches, [2]int{i, i + utf8.RuneLen(r)})
+		}
+	}
+	b := contiguous
+	if d.individual {
+		b = isolated
+	}
+	return splitBy(dst, s, sc.matches, b, false)
+}
+
+// whitespaceSplit is the WhitespaceSplit pre-tokenizer.
+type whitespaceSplit struct{}
+
+func (whitespaceSplit) split(dst []string, s string, _ bool, _ *pieceScratch) []string {
+	return append(dst, strings.FieldsFunc(s, unicode.IsSpace)...)
+}
+
+// preTokenizerSeq applies each pre-tokenizer to every piece of the last.
+type preTokenizerSeq []preTokenizer
+
+func (seq preTokenizerSeq) split(dst []string, s string, first bool, sc *pieceScratch) []string {
+	base := len(dst)
+	dst = seq[0].split(dst, s, first, sc)
+	for _, p := range seq[1:] {
+		pieces := append([]string(nil), dst[base:]...)
+		dst = dst[:base]
+		for i, piece := range pieces {
+			dst = p.split(dst, piece, first && i == 0, sc)
+		}
+	}
+	return dst
+}
+
+type preTokenizerJSON struct {
+	Type             string            `json:"type"`
+	PreTokenizers    []json.RawMessage `json:"pretokenizers"`
+	Pattern          patternJSON       `json:"pattern"`
+	Behavior         string            `json:"behavior"`
+	Invert           bool              `json:"invert"`
+	AddPrefixSpace   *bool             `json:"add_prefix_space"`
+	UseRegex         *bool             `json:"use_regex"`
+	Replacement      string            `json:"replacement"`
+	PrependScheme    string            `json:"prepend_scheme"`
+	Split            *bool             `json:"split"`
+	IndividualDigits bool              `json:"individual_digits"`
+}
+
+// parsePreTokenizer builds the pre-tokenizer raw declares (nil for none)
+// and reports whether it ends with ByteLevel, which makes the model work
+// on bytes.
+func parsePreTokenizer(raw json.RawMessage) (preTokenizer, bool, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, false, nil
+	}
+	var j preTokenizerJSON
+	if err := json.Unmarshal(raw, &j); err != nil {
+		return nil, false, fmt.Errorf("pre_tokenizer: %w", err)
+	}
+	switch j.Type {
+	case "Sequence":
+		var seq preTokenizerSeq
+		bytes := false
+		for i, r := range j.PreTokenizers {
+			p, bl, err := parsePreTokenizer(r)
+			if err != nil {
+				return nil, false, err
+			}
+			if bl && i != len(j.PreTokenizers)-1 {
+				return nil, false, errors.New("pre_tokenizer: a ByteLevel pre-tokenizer before another one is not supported")
+			}
+			bytes = bytes || bl
+			if p != nil {
+				seq = append(seq, p)
+			}
+		}
+		if len(seq) == 0 {
+			return nil, bytes, nil
+		}
+		return seq, bytes, nil
+	case "Split":
+		p, err := j.Pattern.compile()
+		if err != nil {
+			return nil, false, fmt.Errorf("pre_tokenizer Split: %w", err)
+		}
+		b, ok := behaviors[j.Behavior]
+		if !ok {
+			return nil, false, fmt.Errorf("pre_tokenizer Split: unknown behavior %q", j.Behavior)
+		}
+		return splitter{p, b, j.Invert}, false, nil
+	case "ByteLevel":
+		bl := byteLevel{addPrefixSpace: j.AddPrefixSpace != nil && *j.AddPrefixSpace}
+		if j.UseRegex == nil || *j.UseRegex {
+			re, err := compileRegex(gpt2Pattern)
+			if err != nil {
+				return nil, false, err
+			}
+			bl.re = re
+		}
+		return bl, true, nil
+	case "Metaspace":
+		ms := metaspace{replacement: j.Replacement, prepend: j.PrependScheme, splitAtReplacement: j.Split == nil || *j.Split}
+		if ms.replacement == "" {
+			ms.replacement = "▁"
+		}
+		if ms.prepend == "" {
+			// The older form: add_prefix_space (default true).
+			ms.prepend = "always"
+			if j.AddPrefixSpace != nil && !*j.AddPrefixSpace {
+				ms.prepend = "never"
+			}
+		}
+		if ms.prepend != "always" && ms.prepend != "first" && ms.prepend != "never" {
+			return nil, false, fmt.Errorf("pre_tokenizer Metaspace: unknown prepend_scheme %q", ms.prepend)
+		}
+		return ms, false, nil
+	case "Digits":
+		return digits{j.IndividualDigits}, false, nil
+	case "WhitespaceSplit":
+		return whitespaceSplit{}, false, nil
+	}
+	return nil, false, unsupported("pre-tokenizer", j.Type)
+}
