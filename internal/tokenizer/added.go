@@ -9,8 +9,8 @@ import (
 // addedToken is one of tokenizer.json's "added_tokens": matched in the text
 // before anything else and never split.
 type addedToken struct {
-	id                        int32
-	content                   string
+	id                         int32
+	content                    string
 	singleWord, lstrip, rstrip bool
 }
 

@@ -168,9 +168,9 @@ func (bl byteLevel) split(dst []string, s string, _ bool, sc *pieceScratch) []st
 // ("▁"), one is prepended as the scheme says, and with split the text is
 // cut before each replacement.
 type metaspace struct {
-	replacement string
-	prepend     string // "always", "first" or "never"
-	splitAtReplacement      bool
+	replacement        string
+	prepend            string // "always", "first" or "never"
+	splitAtReplacement bool
 }
 
 func (ms metaspace) split(dst []string, s string, first bool, sc *pieceScratch) []string {
