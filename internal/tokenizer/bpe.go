@@ -14,7 +14,10 @@ import (
 type bpe struct {
 	vocab map[string]int32 // token → id; raw bytes when byteLevel
 	// merges maps the pair a<<32|b to rank<<32|merged id.
-	merges    map[uint64]uint64
+	merges map[uint64]uint64
+	// rankIsID merges as tiktoken does instead: a pair's rank is the id
+	// of its concatenation, looked up in vocab (merges is unused).
+	rankIsID  bool
 	byteLevel bool
 	byteIDs   [256]int32 // byteLevel: each byte's own token, -1 if none
 	// ignoreMerges emits a word found whole in the vocabulary as one token.
@@ -34,7 +37,15 @@ const noMerge = ^uint64(0)
 
 func pairKey(a, b int32) uint64 { return uint64(uint32(a))<<32 | uint64(uint32(b)) }
 
-func (m *bpe) merge(a, b int32) uint64 {
+// merge returns rank<<32|merged id for the adjacent symbols a, spelled
+// word[aStart:bStart], and b, spelled word[bStart:bEnd]; noMerge if none.
+func (m *bpe) merge(word string, a, b int32, aStart, bEnd int32) uint64 {
+	if m.rankIsID {
+		if id, ok := m.vocab[word[aStart:bEnd]]; ok {
+			return uint64(uint32(id))<<32 | uint64(uint32(id))
+		}
+		return noMerge
+	}
 	if v, ok := m.merges[pairKey(a, b)]; ok {
 		return v
 	}
@@ -43,7 +54,8 @@ func (m *bpe) merge(a, b int32) uint64 {
 
 // bpeScratch is one encoding's working memory.
 type bpeScratch struct {
-	ids   []int32
+	ids    []int32
+	starts []int32 // each symbol's first byte in the word
 	ranks []uint64
 	heap  mergeHeap
 	prev  []int32
@@ -67,12 +79,12 @@ func (m *bpe) appendWord(dst []int32, word string) []int32 {
 	if sc == nil {
 		sc = &bpeScratch{}
 	}
-	sc.ids = m.symbols(sc.ids[:0], word)
+	sc.ids, sc.starts = m.symbols(sc.ids[:0], sc.starts[:0], word)
 	var ids []int32
 	if len(sc.ids) <= scanMergeMax {
-		ids = m.mergeScan(sc)
+		ids = m.mergeScan(sc, word)
 	} else {
-		ids = m.mergeHeap(sc)
+		ids = m.mergeHeap(sc, word)
 	}
 	m.cache.put(word, ids)
 	dst = append(dst, ids...)
@@ -82,17 +94,21 @@ func (m *bpe) appendWord(dst []int32, word string) []int32 {
 
 // symbols appends word's initial symbols: characters (bytes in a
 // byte-level vocabulary), byte fallbacks, unknowns.
-func (m *bpe) symbols(dst []int32, word string) []int32 {
+func (m *bpe) symbols(dst, starts []int32, word string) ([]int32, []int32) {
 	if m.byteLevel {
 		for i := 0; i < len(word); i++ {
-			if id := m.byteIDs[word[i]]; id >= 0 {
-				dst = append(dst, id)
-			} else {
-				dst = m.unknown(dst)
+			id := m.byteIDs[word[i]]
+			if id < 0 {
+				if id = m.unk; id < 0 {
+					continue
+				}
 			}
+			dst, starts = append(dst, id), append(starts, int32(i))
 		}
-		return dst
+		return dst, starts
 	}
+	// Symbols from characters carry no byte offsets (rankIsID needs
+	// them only for byte-level vocabularies); starts stays as it is.
 	pendingUnk := false
 	for i := 0; i < len(word); {
 		_, size := utf8.DecodeRuneInString(word[i:])
@@ -124,7 +140,7 @@ func (m *bpe) symbols(dst []int32, word string) []int32 {
 	if pendingUnk {
 		dst = append(dst, m.unk)
 	}
-	return dst
+	return dst, starts
 }
 
 func (m *bpe) hasFallback(ch string) bool {
@@ -136,22 +152,31 @@ func (m *bpe) hasFallback(ch string) bool {
 	return true
 }
 
-func (m *bpe) unknown(dst []int32) []int32 {
-	if m.unk >= 0 {
-		return append(dst, m.unk)
-	}
-	return dst
-}
-
 // scanMergeMax is the longest word merged by scanning every pair each
 // step (quadratic, but cheaper than a heap for the short words of prose).
 const scanMergeMax = 48
 
-func (m *bpe) mergeScan(sc *bpeScratch) []int32 {
-	ids := sc.ids
+func (m *bpe) mergeScan(sc *bpeScratch, word string) []int32 {
+	ids, starts := sc.ids, sc.starts
+	if !m.rankIsID {
+		starts = nil
+	}
+	// end is symbol k's end in the word.
+	end := func(k int) int32 {
+		if k+1 < len(ids) {
+			return starts[k+1]
+		}
+		return int32(len(word))
+	}
+	pair := func(k int) uint64 {
+		if starts == nil {
+			return m.merge(word, ids[k], ids[k+1], 0, 0)
+		}
+		return m.merge(word, ids[k], ids[k+1], starts[k], end(k+1))
+	}
 	ranks := sc.ranks[:0]
 	for i := 0; i+1 < len(ids); i++ {
-		ranks = append(ranks, m.merge(ids[i], ids[i+1]))
+		ranks = append(ranks, pair(i))
 	}
 	for len(ids) > 1 {
 		best := 0
@@ -165,12 +190,15 @@ func (m *bpe) mergeScan(sc *bpeScratch) []int32 {
 		}
 		ids[best] = int32(uint32(ranks[best]))
 		ids = append(ids[:best+1], ids[best+2:]...)
+		if starts != nil {
+			starts = append(starts[:best+1], starts[best+2:]...)
+		}
 		ranks = append(ranks[:best], ranks[best+1:]...)
 		if best > 0 {
-			ranks[best-1] = m.merge(ids[best-1], ids[best])
+			ranks[best-1] = pair(best - 1)
 		}
 		if best < len(ranks) {
-			ranks[best] = m.merge(ids[best], ids[best+1])
+			ranks[best] = pair(best)
 		}
 	}
 	sc.ranks = ranks
@@ -180,8 +208,8 @@ func (m *bpe) mergeScan(sc *bpeScratch) []int32 {
 // mergeHeap merges a long word in O(n log n): the symbols form a linked
 // list and candidate merges wait in a heap ordered by rank then position;
 // a candidate whose symbols changed since it was pushed is skipped.
-func (m *bpe) mergeHeap(sc *bpeScratch) []int32 {
-	ids := sc.ids
+func (m *bpe) mergeHeap(sc *bpeScratch, word string) []int32 {
+	ids, starts := sc.ids, sc.starts
 	n := len(ids)
 	prev, next := sc.prev[:0], sc.next[:0]
 	for i := range n {
@@ -189,10 +217,21 @@ func (m *bpe) mergeHeap(sc *bpeScratch) []int32 {
 		next = append(next, int32(i+1))
 	}
 	next[n-1] = -1
+	// pair is the merge of symbol k with the one after it, r.
+	pair := func(k, r int32) uint64 {
+		if !m.rankIsID {
+			return m.merge(word, ids[k], ids[r], 0, 0)
+		}
+		end := int32(len(word))
+		if nn := next[r]; nn >= 0 {
+			end = starts[nn]
+		}
+		return m.merge(word, ids[k], ids[r], starts[k], end)
+	}
 	h := sc.heap[:0]
-	for i := 0; i+1 < n; i++ {
-		if v := m.merge(ids[i], ids[i+1]); v != noMerge {
-			h.push(mergeCand{rank: uint32(v >> 32), pos: int32(i), id: int32(uint32(v))})
+	for i := int32(0); i+1 < int32(n); i++ {
+		if v := pair(i, i+1); v != noMerge {
+			h.push(mergeCand{rank: uint32(v >> 32), pos: i, id: int32(uint32(v))})
 		}
 	}
 	for len(h) > 0 {
@@ -201,7 +240,7 @@ func (m *bpe) mergeHeap(sc *bpeScratch) []int32 {
 		if ids[c.pos] < 0 || r < 0 {
 			continue
 		}
-		if v := m.merge(ids[c.pos], ids[r]); v == noMerge || int32(uint32(v)) != c.id || uint32(v>>32) != c.rank {
+		if v := pair(c.pos, r); v == noMerge || int32(uint32(v)) != c.id || uint32(v>>32) != c.rank {
 			continue // stale
 		}
 		ids[c.pos] = c.id
@@ -211,12 +250,12 @@ func (m *bpe) mergeHeap(sc *bpeScratch) []int32 {
 			prev[nn] = c.pos
 		}
 		if p := prev[c.pos]; p >= 0 {
-			if v := m.merge(ids[p], c.id); v != noMerge {
+			if v := pair(p, c.pos); v != noMerge {
 				h.push(mergeCand{rank: uint32(v >> 32), pos: p, id: int32(uint32(v))})
 			}
 		}
 		if nn := next[c.pos]; nn >= 0 {
-			if v := m.merge(c.id, ids[nn]); v != noMerge {
+			if v := pair(c.pos, nn); v != noMerge {
 				h.push(mergeCand{rank: uint32(v >> 32), pos: c.pos, id: int32(uint32(v))})
 			}
 		}

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package duckdbtest
+package nodetest
 
 // lockFile does not lock where flock is missing; tests there install once
 // per process.

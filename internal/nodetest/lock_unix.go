@@ -1,6 +1,6 @@
 //go:build unix
 
-package duckdbtest
+package nodetest
 
 import (
 	"fmt"
