@@ -56,10 +56,10 @@ func (m *bpe) merge(word string, a, b int32, aStart, bEnd int32) uint64 {
 type bpeScratch struct {
 	ids    []int32
 	starts []int32 // each symbol's first byte in the word
-	ranks []uint64
-	heap  mergeHeap
-	prev  []int32
-	next  []int32
+	ranks  []uint64
+	heap   mergeHeap
+	prev   []int32
+	next   []int32
 }
 
 // appendWord appends the tokens of one pre-tokenized word to dst.

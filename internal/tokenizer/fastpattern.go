@@ -252,7 +252,7 @@ func whitespace(s string, i int, newlines bool) int {
 	return lastStart
 }
 
-// contraction matches 's|'t|'re|'ve|'m|'ll|'d at s[i] == '\'', returning
+// contraction matches 's|'t|'re|'ve|'m|'ll|'d at s[i] == '\”, returning
 // its length or 0.
 func contraction(s string, i int, fold bool) int {
 	lower := func(j int) byte {
