@@ -89,7 +89,7 @@ func TestSecretsNeverWritten(t *testing.T) {
 	apiURL := strings.Replace(api.URL, "http://", "http://alice:pw-main-7781@", 1) + "/v1"
 	sideURL := strings.Replace(side.URL, "http://", "bob:pw-side-5512@", 1)
 	var stdout, stderr bytes.Buffer
-	code := run([]string{"llmbench", "profile", "-m", "m", "--url", apiURL, "--streaming", "--concurrency", "2", "--request-count", "12",
+	code := run([]string{"llmbench", "profile", "-m", "m", "--tokenizer", "builtin", "--url", apiURL, "--streaming", "--concurrency", "2", "--request-count", "12",
 		"--osl", "4", "--isl", "8", "-H", "X-Api-Key: xk-header-9931", "--H=Cookie: session=ck-cookie-4410", "--header", "X-Auth-Token: tk-token-2208",
 		"--server-metrics", sideURL, "--server-metrics-formats", "json", "csv", "jsonl", "parquet",
 		"--artifact-dir", dir}, &stdout, &stderr)
@@ -197,7 +197,7 @@ func TestURLWithV1(t *testing.T) {
 	defer stop()
 	dir := t.TempDir()
 	var stdout, stderr bytes.Buffer
-	code := run([]string{"llmbench", "profile", "-m", "m", "--url", url + "/v1/", "--request-count", "3", "--osl", "2",
+	code := run([]string{"llmbench", "profile", "-m", "m", "--tokenizer", "builtin", "--url", url + "/v1/", "--request-count", "3", "--osl", "2",
 		"--no-server-metrics", "--artifact-dir", dir, "--ui-type", "none"}, &stdout, &stderr)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr.String())

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"runtime"
 	"time"
 
 	"github.com/llmbench/llmbench/internal/clientload"
@@ -18,7 +19,6 @@ import (
 	"github.com/llmbench/llmbench/internal/record"
 	"github.com/llmbench/llmbench/internal/schedule"
 	"github.com/llmbench/llmbench/internal/servermetrics"
-	"github.com/llmbench/llmbench/internal/tokenizer"
 	"github.com/llmbench/llmbench/internal/ui"
 )
 
@@ -76,16 +76,23 @@ const clientLoadInterval = 10 * time.Millisecond
 func Run(ctx context.Context, opts Options) (*Result, error) {
 	opts = opts.withDefaults()
 	p := opts.Profile
-	tok := tokenizer.Builtin{}
 	seed := seedOf(&p)
 
-	// Prepare: every request body, the server, the output files, the
-	// baseline scrape (the reference for deltas), the client.
-	in, err := buildInputs(p, seed, tok)
+	// Prepare: the tokenizer, every request body, the server, the output
+	// files, the baseline scrape (the reference for deltas), the client.
+	tok, corpus, err := loadText(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	baseURL, stopTarget, err := startTarget(p, opts.Mock)
+	in, err := buildInputs(p, seed, corpus)
+	if err != nil {
+		return nil, err
+	}
+	mock := opts.Mock
+	if mock.Language == nil {
+		mock.Language = corpus // the built-in server speaks the client's tokenizer
+	}
+	baseURL, stopTarget, err := startTarget(p, mock)
 	if err != nil {
 		return nil, err
 	}
@@ -118,6 +125,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		fmt.Fprintln(opts.Log, lead+stoppingMessage(counters.InFlight(), sm, p.ServerMetrics.ReachabilityTimeout))
 	})
 	defer stopWatch()
+	runtime.GC() // the tokenizer's and inputs' garbage, collected before the load, not during it
 	load := clientload.Start(clientLoadInterval)
 	outcome, runErr := schedule.Run(ctx, planOf(p, seed), newRequester(in, cl, clock, &counters, col, seed).send, win.observer(ctx, sm, p.ServerMetrics.Interval))
 	clientLoad := load.Stop()

@@ -20,6 +20,7 @@ func TestCancelWritesEverything(t *testing.T) {
 	dir := t.TempDir()
 	p := config.Default()
 	p.Endpoint.ModelNames = []string{"m"}
+	p.Tokenizer.Name = "builtin"
 	p.Endpoint.Streaming = true
 	p.Loadgen.Concurrency = 4
 	p.Endpoint.Mock = true
@@ -103,6 +104,7 @@ func TestDeadEndpoint(t *testing.T) {
 	dir := t.TempDir()
 	p := config.Default()
 	p.Endpoint.ModelNames = []string{"m"}
+	p.Tokenizer.Name = "builtin"
 	p.Endpoint.URL = "http://" + ln.Addr().String()
 	p.Loadgen.Concurrency = 2
 	p.Loadgen.RequestCount = 6
@@ -144,6 +146,7 @@ func TestNoServerListening(t *testing.T) {
 	ln.Close() // a port nobody listens on
 	p := config.Default()
 	p.Endpoint.ModelNames = []string{"m"}
+	p.Tokenizer.Name = "builtin"
 	p.Endpoint.URL = addr
 	p.Output.ArtifactDir = t.TempDir()
 	if err := p.Finish(); err != nil {

@@ -28,7 +28,7 @@ type collector struct {
 	writeErr error
 }
 
-func startCollector(records *export.RecordWriter, tok tokenizer.Builtin, clock record.Clock, p config.Profile, red *config.Redactor, win *window) *collector {
+func startCollector(records *export.RecordWriter, tok tokenizer.Tokenizer, clock record.Clock, p config.Profile, red *config.Redactor, win *window) *collector {
 	goodput := len(p.SLOs) > 0
 	c := &collector{done: make(chan *record.Record, 4096), records: records, agg: metrics.NewAggregator(goodput)}
 	if width := int64(p.ServerMetrics.SliceSeconds * 1e9); width > 0 {

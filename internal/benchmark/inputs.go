@@ -17,6 +17,7 @@ import (
 	"github.com/llmbench/llmbench/internal/dataset"
 	"github.com/llmbench/llmbench/internal/endpoint"
 	"github.com/llmbench/llmbench/internal/export"
+	"github.com/llmbench/llmbench/internal/hfhub"
 	"github.com/llmbench/llmbench/internal/mockserver"
 	"github.com/llmbench/llmbench/internal/tokenizer"
 )
@@ -40,7 +41,17 @@ func seedOf(p *config.Profile) uint64 {
 	return uint64(*p.Input.RandomSeed)
 }
 
-func buildInputs(p config.Profile, seed uint64, tok tokenizer.Builtin) (*inputs, error) {
+// loadText loads the run's tokenizer and tokenizes the corpus that prompts
+// (and the built-in server's answers) are cut from.
+func loadText(ctx context.Context, p config.Profile) (tokenizer.Tokenizer, *dataset.Corpus, error) {
+	tok, err := tokenizer.Load(ctx, p.Tokenizer.Name, hfhub.Options{Revision: p.Tokenizer.Revision})
+	if err != nil {
+		return nil, nil, err
+	}
+	return tok, dataset.NewCorpus(tok), nil
+}
+
+func buildInputs(p config.Profile, seed uint64, corpus *dataset.Corpus) (*inputs, error) {
 	kind, err := endpoint.Parse(p.Endpoint.Type)
 	if err != nil {
 		return nil, err
@@ -56,7 +67,7 @@ func buildInputs(p config.Profile, seed uint64, tok tokenizer.Builtin) (*inputs,
 		OutputMean:   p.Input.Prompt.OutputTokens.Mean,
 		OutputStddev: p.Input.Prompt.OutputTokens.Stddev,
 		Seed:         seed,
-	}.Generate(tok)
+	}.Generate(corpus)
 	if err != nil {
 		return nil, err
 	}

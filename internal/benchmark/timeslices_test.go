@@ -20,7 +20,7 @@ func TestTimeslicesByStart(t *testing.T) {
 	// start (ms since the clock's zero) and latency (ms) of each request
 	for _, r := range [][2]int64{{1_000, 30}, {1_099, 40}, {1_100, 50}, {1_250, 20}, {999, 10}} {
 		rec := &record.Record{StartPerf: r[0] * ms, EndPerf: (r[0] + r[1]) * ms, ResponsePerfs: []int64{(r[0] + r[1]) * ms}, OutputText: "a"}
-		v := metrics.Compute(rec, tokenizer.Builtin{}, clock, metrics.DefaultOptions())
+		v := metrics.Compute(rec, tokenizer.Words{}, clock, metrics.DefaultOptions())
 		ts.add(rec, &v)
 	}
 	got := ts.results(1_280 * ms)

@@ -23,9 +23,9 @@ const (
 	SaturatedCPU = 0.85
 	// SaturatedTimerDelay is the timer delay p99.
 	SaturatedTimerDelay = 2 * time.Millisecond
-	// MinTimerSamples is how many timer samples a p99 needs to mean
-	// anything: with fewer (a run under a second) it is the single worst
-	// tick, which one hiccup of a shared machine decides.
+	// MinTimerSamples is how many timer samples a verdict needs: with
+	// fewer (a run under a second) the p99 is the single worst tick and the
+	// utilisation one garbage collection's, which a hiccup decides.
 	MinTimerSamples = 100
 )
 
@@ -147,7 +147,10 @@ func analyse(samples []sample, start time.Time, startCPU time.Duration, end time
 		r.TimerDelayP99Ms = stats.PercentileSorted(delays, 99)
 		r.TimerDelayMaxMs = delays[len(delays)-1]
 	}
-	lateTimers := len(samples) >= MinTimerSamples && r.TimerDelayP99Ms >= float64(SaturatedTimerDelay)/1e6
-	r.Saturated = r.CPUUtilization >= SaturatedCPU || lateTimers
+	// Under MinTimerSamples samples (a second at the 10 ms interval) one
+	// garbage collection or one late tick decides either figure.
+	enough := len(samples) >= MinTimerSamples
+	lateTimers := enough && r.TimerDelayP99Ms >= float64(SaturatedTimerDelay)/1e6
+	r.Saturated = enough && r.CPUUtilization >= SaturatedCPU || lateTimers
 	return r
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/llmbench/llmbench/internal/metrics"
+	"github.com/llmbench/llmbench/internal/tokenizer"
 )
 
 // Endpoint types llmbench can benchmark.
@@ -130,7 +131,10 @@ type MultiRun struct {
 
 // Tokenizer selects the client-side tokenizer.
 type Tokenizer struct {
+	// Name is --tokenizer; Finish fills in the default.
 	Name                string `json:"name"`
+	Revision            string `json:"revision"`
+	TrustRemoteCode     bool   `json:"trust_remote_code"`
 	UseServerTokenCount bool   `json:"use_server_token_count"`
 }
 
@@ -213,7 +217,7 @@ func Default() Profile {
 			RequestRateMode: RatePoisson,
 			GracePeriod:     30 * time.Second,
 		},
-		Tokenizer:            Tokenizer{Name: "builtin"},
+		Tokenizer:            Tokenizer{Revision: "main"},
 		MultiRun:             MultiRun{NumRuns: 1, ConfidenceLevel: 0.95, DisableWarmupAfterFirst: true, ConsistentSeed: true},
 		OSLMismatchPct:       metrics.DefaultOptions().OSLMismatchPct,
 		OSLMismatchMaxTokens: metrics.DefaultOptions().OSLMismatchMaxTokens,
@@ -352,8 +356,16 @@ func (p *Profile) Finish() error {
 	if in.Prompt.OutputTokens.Mean < 0 || in.Prompt.OutputTokens.Stddev < 0 {
 		return errors.New("--output-tokens-mean and --output-tokens-stddev cannot be negative")
 	}
-	if p.Tokenizer.Name != "builtin" {
-		return fmt.Errorf("--tokenizer %q: only the builtin tokenizer is available in this version", p.Tokenizer.Name)
+	if p.Tokenizer.Name == "" {
+		// AIPerf's default: the model's own tokenizer; the built-in server
+		// and placeholder names have none on the Hub.
+		p.Tokenizer.Name = tokenizer.DefaultFor(e.ModelNames[0])
+		if e.Mock {
+			p.Tokenizer.Name = tokenizer.BuiltinName
+		}
+	}
+	if p.Tokenizer.Revision == "" {
+		return errors.New("--tokenizer-revision cannot be empty (the default is main)")
 	}
 	mr := &p.MultiRun
 	if mr.NumRuns < 1 || mr.NumRuns > 10 {

@@ -117,7 +117,7 @@ func TestValidationErrors(t *testing.T) {
 		{[]string{"-m", "x", "--url", "http://u:hunter2@[::1"}, "not a valid URL"},
 		{[]string{"-m", "x", "--request-rate-mode", "burst"}, "constant or poisson"},
 		{[]string{"-m", "x", "--header", "NoColon"}, "Name:Value"},
-		{[]string{"-m", "x", "--tokenizer", "gpt2"}, "builtin"},
+		{[]string{"-m", "x", "--tokenizer-revision", ""}, "cannot be empty"},
 		{[]string{"-m", "x", "--isl", "0"}, "at least 1"},
 	}
 	for _, tc := range tests {
@@ -304,5 +304,30 @@ func TestApplyEnv(t *testing.T) {
 	env["AIPERF_METRICS_OSL_MISMATCH_PCT_THRESHOLD"] = "-1"
 	if err := p.ApplyEnv(lookup); err == nil || !strings.Contains(err.Error(), "AIPERF_METRICS_OSL_MISMATCH_PCT_THRESHOLD") {
 		t.Fatalf("error %v", err)
+	}
+}
+
+// TestTokenizerDefault: AIPerf's default --tokenizer is the model name;
+// placeholder names and the built-in server count with builtin.
+func TestTokenizerDefault(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-m", "Qwen/Qwen3-0.6B"}, "Qwen/Qwen3-0.6B"},
+		{[]string{"-m", "mock-model"}, "builtin"},
+		{[]string{"-m", "Test-Model"}, "builtin"},
+		{[]string{"-m", "meta-llama/Llama-3.1-8B", "--mock"}, "builtin"},
+		{[]string{"-m", "x", "--tokenizer", "./tok.json"}, "./tok.json"},
+		{[]string{"-m", "x", "--mock", "--tokenizer", "llmbench:words"}, "llmbench:words"},
+	}
+	for _, tc := range tests {
+		p, err := parse(t, tc.args...)
+		if err != nil {
+			t.Fatalf("%v: %v", tc.args, err)
+		}
+		if p.Tokenizer.Name != tc.want || p.Tokenizer.Revision != "main" {
+			t.Errorf("%v: tokenizer %q revision %q, want %q main", tc.args, p.Tokenizer.Name, p.Tokenizer.Revision, tc.want)
+		}
 	}
 }

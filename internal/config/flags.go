@@ -49,7 +49,9 @@ func BindFlags(fs *flag.FlagSet, p *Profile) *Flags {
 	f.vars((*secondsValue)(&l.BenchmarkDuration), "Measure for this many seconds instead of a request count.", "benchmark-duration")
 	f.vars((*secondsValue)(&l.GracePeriod), "Seconds to wait for in-flight responses after --benchmark-duration.", "benchmark-grace-period")
 
-	f.vars((*stringValue)(&p.Tokenizer.Name), "Client tokenizer (builtin: a deterministic word tokenizer).", "tokenizer")
+	f.vars((*stringValue)(&p.Tokenizer.Name), "Tokenizer that counts prompt and response tokens: a Hugging Face model id (from the local cache, else downloaded), a tokenizer.json file or its folder, builtin (tiktoken o200k_base, offline) or llmbench:words. Default: the model name; builtin with --mock or a placeholder model name (mock-model, test-model, fake-model).", "tokenizer")
+	f.vars((*stringValue)(&p.Tokenizer.Revision), "Hub revision of the tokenizer: a branch, tag or commit.", "tokenizer-revision")
+	f.vars(boolValue{&p.Tokenizer.TrustRemoteCode}, "Accepted for AIPerf compatibility; llmbench runs no tokenizer code from the Hub, only tokenizer.json.", "tokenizer-trust-remote-code")
 	f.vars((*stringValue)(&p.Goodput), "Service-level objectives for goodput: space-separated metric_tag:value in display units, e.g. 'time_to_first_token:200 inter_token_latency:10'; a request is good when every one holds.", "goodput")
 	f.vars(boolValue{&p.Tokenizer.UseServerTokenCount}, "Use the server's usage token counts for ISL/OSL instead of the client tokenizer (streams then ask for usage with stream_options.include_usage).", "use-server-token-count")
 	f.vars((*stringValue)(&p.Output.ArtifactDir), "Directory for the artifacts (default artifacts/<model>-openai-<type>-concurrency<N>).", "artifact-dir", "output-artifact-dir")

@@ -19,14 +19,6 @@ type Entry struct {
 	MaxTokens int
 }
 
-// Vocabulary is what synthetic generation needs from a tokenizer: ids it can
-// decode into text with exactly one token per id.
-type Vocabulary interface {
-	VocabSize() int
-	Decode(ids []int) string
-	Count(text string) int
-}
-
 // Synthetic describes a synthetic dataset.
 type Synthetic struct {
 	Entries                int
@@ -36,23 +28,18 @@ type Synthetic struct {
 	Seed                     uint64
 }
 
-// Generate makes the dataset. The same Synthetic and vocabulary always give
-// the same entries.
-func (s Synthetic) Generate(vocab Vocabulary) ([]Entry, error) {
+// Generate makes the dataset from the corpus: each prompt a window of it
+// of exactly the drawn token count. The same Synthetic and corpus always
+// give the same entries.
+func (s Synthetic) Generate(corpus *Corpus) ([]Entry, error) {
 	if s.Entries <= 0 {
 		return nil, fmt.Errorf("synthetic dataset: %d entries requested, need at least 1", s.Entries)
 	}
 	rng := rand.New(rand.NewPCG(s.Seed, 0x6c6c6d62656e6368)) // "llmbench"
 	entries := make([]Entry, s.Entries)
-	ids := make([]int, 0, int(s.InputMean)+1)
 	for i := range entries {
-		n := SampleLength(rng, s.InputMean, s.InputStddev)
-		ids = ids[:0]
-		for range n {
-			ids = append(ids, rng.IntN(vocab.VocabSize()))
-		}
-		prompt := vocab.Decode(ids)
-		e := Entry{ConversationID: fmt.Sprintf("session_%06d", i), Prompt: prompt, InputTokens: vocab.Count(prompt)}
+		prompt, count := corpus.Text(rng, SampleLength(rng, s.InputMean, s.InputStddev))
+		e := Entry{ConversationID: fmt.Sprintf("session_%06d", i), Prompt: prompt, InputTokens: count}
 		if s.OutputMean > 0 {
 			e.MaxTokens = SampleLength(rng, s.OutputMean, s.OutputStddev)
 		}

@@ -43,7 +43,7 @@ func TestGoodput(t *testing.T) {
 				{InputTokens: 7, StartPerf: 200 * msNs, EndPerf: 400 * msNs, Err: &record.Error{Code: 500, Type: "E", Message: "boom"}},
 				{InputTokens: 3, StartPerf: 250 * msNs, EndPerf: 450 * msNs, Err: &record.Error{Code: 500, Type: "E", Message: "boom"}},
 			} {
-				v := Compute(r, tokenizer.Builtin{}, clock, opts)
+				v := Compute(r, tokenizer.Words{}, clock, opts)
 				agg.Add(r, &v)
 			}
 			res := agg.Results()
@@ -57,7 +57,7 @@ func TestGoodput(t *testing.T) {
 	// Without --goodput there are no goodput metrics.
 	agg := NewAggregator(false)
 	r := streamingRecord()
-	v := Compute(r, tokenizer.Builtin{}, clock, DefaultOptions())
+	v := Compute(r, tokenizer.Words{}, clock, DefaultOptions())
 	agg.Add(r, &v)
 	res := agg.Results()
 	if _, ok := res.Get("goodput"); ok {
@@ -107,7 +107,7 @@ func TestWireMetrics(t *testing.T) {
 	r := streamingRecord()
 	r.Trace = record.HTTPTrace{GetConn: 1, GotConn: 2, WroteRequest: 3, FirstByte: 4, LastByte: 5,
 		BytesSent: 2048, BytesReceived: 1536, Writes: 2, Reads: 7, HaveWire: true}
-	v := Compute(r, tokenizer.Builtin{}, record.ClockAt(0), DefaultOptions())
+	v := Compute(r, tokenizer.Words{}, record.ClockAt(0), DefaultOptions())
 	for id, want := range map[ID]float64{HTTPReqDataSent: 2, HTTPReqDataReceived: 1.5, HTTPReqChunksSent: 2, HTTPReqChunksReceived: 7, HTTPReqConnectionReused: 0} {
 		if v.V[id] != want {
 			t.Errorf("%s = %v, want %v", RecordDefs[id].Tag, v.V[id], want)

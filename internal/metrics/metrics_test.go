@@ -28,7 +28,7 @@ func streamingRecord() *record.Record {
 
 func TestComputeStreaming(t *testing.T) {
 	clock := record.ClockAt(1_000_000_000)
-	v := Compute(streamingRecord(), tokenizer.Builtin{}, clock, DefaultOptions())
+	v := Compute(streamingRecord(), tokenizer.Words{}, clock, DefaultOptions())
 	want := map[ID]float64{
 		RequestLatency:               300,       // 300ms - 0
 		TimeToFirstToken:             100,       // first chunk
@@ -82,7 +82,7 @@ func TestComputeReasoningAndServerCounts(t *testing.T) {
 		Usage: &record.Usage{PromptTokens: 9, CompletionTokens: 6, TotalTokens: 15, ReasoningTokens: 4, HasReasoning: true},
 	}
 	clock := record.ClockAt(0)
-	v := Compute(r, tokenizer.Builtin{}, clock, DefaultOptions())
+	v := Compute(r, tokenizer.Words{}, clock, DefaultOptions())
 	// client: output 1, reasoning 2, OSL 3; TTFO at 40ms, TTFT at 10ms
 	checks := map[ID]float64{OutputTokenCount: 1, ReasoningTokenCount: 2, OutputSequenceLength: 3,
 		TimeToFirstToken: 10, TimeToFirstOutputToken: 40, InterTokenLatency: 15, // (40-10)/(3-1)
@@ -97,7 +97,7 @@ func TestComputeReasoningAndServerCounts(t *testing.T) {
 	}
 	opts := DefaultOptions()
 	opts.UseServerTokenCount = true
-	v = Compute(r, tokenizer.Builtin{}, clock, opts)
+	v = Compute(r, tokenizer.Words{}, clock, opts)
 	// server: output 6-4 = 2, reasoning 4, OSL 6, ISL 9
 	checks = map[ID]float64{OutputTokenCount: 2, ReasoningTokenCount: 4, OutputSequenceLength: 6, InputSequenceLength: 9}
 	for id, w := range checks {
@@ -111,7 +111,7 @@ func TestComputeNonStreamingAndError(t *testing.T) {
 	clock := record.ClockAt(0)
 	r := &record.Record{InputTokens: 20, StartPerf: 1000 * msNs, EndPerf: 1500 * msNs,
 		ResponsePerfs: []int64{1500 * msNs}, OutputText: "x y"}
-	v := Compute(r, tokenizer.Builtin{}, clock, DefaultOptions())
+	v := Compute(r, tokenizer.Words{}, clock, DefaultOptions())
 	if !near(v.V[RequestLatency], 500) || !near(v.V[OutputSequenceLength], 2) || !near(v.V[E2EOutputTokenThroughput], 4) {
 		t.Errorf("latency %v osl %v e2e %v", v.V[RequestLatency], v.V[OutputSequenceLength], v.V[E2EOutputTokenThroughput])
 	}
@@ -121,7 +121,7 @@ func TestComputeNonStreamingAndError(t *testing.T) {
 		}
 	}
 	bad := &record.Record{InputTokens: 7, StartPerf: 200 * msNs, EndPerf: 400 * msNs, Err: &record.Error{Code: 500, Type: "InternalServerError", Message: "boom"}}
-	v = Compute(bad, tokenizer.Builtin{}, clock, DefaultOptions())
+	v = Compute(bad, tokenizer.Words{}, clock, DefaultOptions())
 	for id := range numRecordMetrics {
 		if id == ErrorISL {
 			if v.V[id] != 7 {
@@ -135,7 +135,7 @@ func TestComputeNonStreamingAndError(t *testing.T) {
 
 func TestAggregator(t *testing.T) {
 	clock := record.ClockAt(0)
-	tok := tokenizer.Builtin{}
+	tok := tokenizer.Words{}
 	opts := DefaultOptions()
 	recs := []*record.Record{
 		streamingRecord(),
@@ -212,7 +212,7 @@ func TestComputeFromSchedule(t *testing.T) {
 			r.ResponsePerfs[i] += 10 * msNs
 		}
 		r.CreditIssuedPerf, r.Scheduled = r.StartPerf-2_500_000, tc.scheduled
-		v := Compute(r, tokenizer.Builtin{}, clock, DefaultOptions())
+		v := Compute(r, tokenizer.Words{}, clock, DefaultOptions())
 		for _, id := range []ID{ScheduleLateness, TimeToFirstTokenFromSchedule, RequestLatencyFromSchedule} {
 			w, ok := tc.want[id]
 			if ok != v.Has(id) || ok && !near(v.V[id], w) {
@@ -224,7 +224,7 @@ func TestComputeFromSchedule(t *testing.T) {
 		}
 	}
 	// Unknown due instant: nothing.
-	v := Compute(streamingRecord(), tokenizer.Builtin{}, clock, DefaultOptions())
+	v := Compute(streamingRecord(), tokenizer.Words{}, clock, DefaultOptions())
 	if v.Has(ScheduleLateness) || v.Has(RequestLatencyFromSchedule) {
 		t.Error("schedule metrics without a due instant")
 	}

@@ -38,6 +38,10 @@ type Config struct {
 	// first rule matching a request applies.
 	Faults []FaultRule
 
+	// Language counts prompts and writes answers; nil: llmbench's word
+	// tokenizer.
+	Language Language `json:"-"`
+
 	// MetricsProfile is the engine whose /metrics are imitated: vllm,
 	// sglang, trtllm (JSON at /metrics, Prometheus at /prometheus/metrics),
 	// dynamo or triton.

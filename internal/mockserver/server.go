@@ -11,13 +11,12 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-
-	"github.com/llmbench/llmbench/internal/tokenizer"
 )
 
 // DefaultModel is the model the server lists at /v1/models. It answers
@@ -35,7 +34,7 @@ type state struct {
 // Handler, Serve or Start.
 type Server struct {
 	cfg     Config
-	tok     tokenizer.Builtin
+	lang    Language
 	state   state
 	seq     atomic.Uint64
 	slots   chan struct{} // nil when MaxNumSeqs is 0
@@ -65,7 +64,10 @@ func New(cfg Config) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg}
+	s := &Server{cfg: cfg, lang: cfg.Language}
+	if s.lang == nil {
+		s.lang = words{}
+	}
 	s.state.kvCapacity = int64(cfg.KVCacheTokens)
 	if cfg.MaxNumSeqs > 0 {
 		s.slots = make(chan struct{}, cfg.MaxNumSeqs)
@@ -192,18 +194,18 @@ func promptText(raw json.RawMessage) string {
 	if json.Unmarshal(raw, &list) != nil {
 		return ""
 	}
-	out := ""
+	var texts []string
 	for _, item := range list {
 		var part struct {
 			Text string `json:"text"`
 		}
 		if json.Unmarshal(item, &s) == nil {
-			out += s + " "
+			texts = append(texts, s)
 		} else if json.Unmarshal(item, &part) == nil {
-			out += part.Text + " "
+			texts = append(texts, part.Text)
 		}
 	}
-	return out
+	return strings.Join(texts, "\n")
 }
 
 func writeError(w http.ResponseWriter, code int, msg string) {
@@ -232,13 +234,15 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, kind api) {
 	}
 	var prompt string
 	if kind == apiChat {
-		for _, m := range req.Messages {
-			prompt += promptText(m.Content) + " "
+		texts := make([]string, len(req.Messages))
+		for i, m := range req.Messages {
+			texts[i] = promptText(m.Content)
 		}
+		prompt = strings.Join(texts, "\n")
 	} else {
 		prompt = promptText(req.Prompt)
 	}
-	promptTokens := s.tok.Count(prompt)
+	promptTokens := s.lang.Count(prompt)
 
 	rng := rand.New(rand.NewPCG(s.cfg.Seed, seq))
 	outTokens, reason := 0, "length"
@@ -351,10 +355,7 @@ func (g *generation) run(ctx context.Context, arrival, admitted time.Time) {
 		}
 	}
 
-	ids := make([]int, g.outTokens)
-	for i := range ids {
-		ids[i] = g.rng.IntN(tokenizer.VocabSize)
-	}
+	pieces := g.s.lang.Pieces(g.rng, g.outTokens)
 	id := "cmpl-" + strconv.FormatUint(g.seq, 10)
 	if g.kind == apiChat {
 		id = "chatcmpl-" + strconv.FormatUint(g.seq, 10)
@@ -381,7 +382,7 @@ func (g *generation) run(ctx context.Context, arrival, admitted time.Time) {
 
 	next := admitted.Add(g.jittered(cfg.TTFT, cfg.TTFTJitter))
 	prev := admitted
-	for i := range g.outTokens {
+	for i := range pieces {
 		if !wait(next) {
 			return
 		}
@@ -405,7 +406,7 @@ func (g *generation) run(ctx context.Context, arrival, admitted time.Time) {
 				g.write(append(g.buf[:0], "data: {\"choices\":[{\"delta\":{\"content\":\n\n"...), flusher)
 			}
 			b := append(g.buf[:0], prefix...)
-			b = g.appendText(b, ids[i], i == 0)
+			b = g.appendText(b, pieces[i])
 			g.write(append(b, `,"finish_reason":null}]}`+"\n\n"...), flusher)
 		}
 		next = next.Add(g.jittered(cfg.ITL, cfg.ITLJitter))
@@ -439,12 +440,9 @@ func (g *generation) run(ctx context.Context, arrival, admitted time.Time) {
 		_, _ = g.w.Write([]byte(`{"id": "truncated", "choices": [`))
 		return
 	}
-	text := make([]byte, 0, 5*len(ids))
-	for i, tid := range ids {
-		if i > 0 {
-			text = append(text, ' ')
-		}
-		text = g.s.tok.AppendWord(text, tid)
+	text := make([]byte, 0, 8*len(pieces))
+	for _, p := range pieces {
+		text = appendJSONString(text, p)
 	}
 	var body []byte
 	defer func() {
@@ -454,26 +452,22 @@ func (g *generation) run(ctx context.Context, arrival, admitted time.Time) {
 		_, _ = g.w.Write(body)
 	}()
 	if g.kind == apiChat {
-		body = fmt.Appendf(nil, `{"id":%q,"object":"chat.completion","created":%s,"model":%s,"choices":[{"index":0,"message":{"role":"assistant","content":%q},"finish_reason":%q}],"usage":%s}`,
+		body = fmt.Appendf(nil, `{"id":%q,"object":"chat.completion","created":%s,"model":%s,"choices":[{"index":0,"message":{"role":"assistant","content":"%s"},"finish_reason":%q}],"usage":%s}`,
 			id, created, modelJSON, text, g.reason, usage)
 	} else {
-		body = fmt.Appendf(nil, `{"id":%q,"object":"text_completion","created":%s,"model":%s,"choices":[{"index":0,"text":%q,"logprobs":null,"finish_reason":%q}],"usage":%s}`,
+		body = fmt.Appendf(nil, `{"id":%q,"object":"text_completion","created":%s,"model":%s,"choices":[{"index":0,"text":"%s","logprobs":null,"finish_reason":%q}],"usage":%s}`,
 			id, created, modelJSON, text, g.reason, usage)
 	}
 }
 
-// appendText appends one token's text field: vocabulary words are plain
-// ASCII letters, so they need no JSON escaping.
-func (g *generation) appendText(b []byte, id int, first bool) []byte {
+// appendText appends one token's text field.
+func (g *generation) appendText(b []byte, piece string) []byte {
 	if g.kind == apiChat {
 		b = append(b, `"delta":{"content":"`...)
 	} else {
 		b = append(b, `"text":"`...)
 	}
-	if !first {
-		b = append(b, ' ')
-	}
-	b = g.s.tok.AppendWord(b, id)
+	b = appendJSONString(b, piece)
 	b = append(b, '"')
 	if g.kind == apiChat {
 		b = append(b, '}')

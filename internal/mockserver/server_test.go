@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/llmbench/llmbench/internal/client"
+	"github.com/llmbench/llmbench/internal/dataset"
 	"github.com/llmbench/llmbench/internal/endpoint"
 	"github.com/llmbench/llmbench/internal/record"
 	"github.com/llmbench/llmbench/internal/tokenizer"
@@ -73,7 +74,7 @@ func TestInjectedLatencies(t *testing.T) {
 			if !rec.Valid() {
 				t.Fatalf("%s: %+v", kind, rec.Err)
 			}
-			if got := (tokenizer.Builtin{}).Count(rec.OutputText); got != tokens || len(rec.ResponsePerfs) != tokens {
+			if got := (tokenizer.Words{}).Count(rec.OutputText); got != tokens || len(rec.ResponsePerfs) != tokens {
 				t.Fatalf("%s: %d tokens in %d chunks, want %d", kind, got, len(rec.ResponsePerfs), tokens)
 			}
 			if rec.Usage == nil || rec.Usage.PromptTokens != 3 || rec.Usage.CompletionTokens != tokens || rec.Usage.TotalTokens != tokens+3 {
@@ -124,7 +125,7 @@ func TestZeroLatencyAndOutputDistribution(t *testing.T) {
 	_, url := start(t, cfg)
 	// No max_tokens: the configured mean (7, stddev 0) is used.
 	rec := do(t, url, endpoint.Completions, false, body(t, endpoint.Completions, "a b", 0, false))
-	if !rec.Valid() || (tokenizer.Builtin{}).Count(rec.OutputText) != 7 {
+	if !rec.Valid() || (tokenizer.Words{}).Count(rec.OutputText) != 7 {
 		t.Fatalf("output %q err %+v, want 7 tokens", rec.OutputText, rec.Err)
 	}
 }
@@ -156,7 +157,7 @@ func TestNonStreamingShape(t *testing.T) {
 	}
 	if got.Object != "chat.completion" || got.Model != "my-model" || len(got.Choices) != 1 ||
 		got.Choices[0].Message.Role != "assistant" || got.Choices[0].FinishReason != "length" ||
-		(tokenizer.Builtin{}).Count(got.Choices[0].Message.Content) != 3 || got.Usage.PromptTokens != 2 || got.Usage.CompletionTokens != 3 {
+		(tokenizer.Words{}).Count(got.Choices[0].Message.Content) != 3 || got.Usage.PromptTokens != 2 || got.Usage.CompletionTokens != 3 {
 		t.Fatalf("response %+v", got)
 	}
 	for path, want := range map[string]string{"/v1/models": `"id":"mock-model"`, "/health": ""} {
@@ -404,5 +405,37 @@ func TestHangFaultAndRules(t *testing.T) {
 	cfg.Faults = []FaultRule{{Name: "bogus", Every: 1}}
 	if _, err := New(cfg); err == nil {
 		t.Fatal("New accepted an unknown fault")
+	}
+}
+
+// TestCorpusLanguage: with a real tokenizer's language, answers are corpus
+// text of exactly max_tokens under that tokenizer, one piece per chunk,
+// JSON-escaped however the text reads, and prompts count as it counts.
+func TestCorpusLanguage(t *testing.T) {
+	tok, err := tokenizer.O200k()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.TTFT, cfg.ITL = 0, 0
+	cfg.Language = dataset.NewCorpus(tok)
+	_, url := start(t, cfg)
+	const prompt = "Call me Ishmael. \"Quoted\"\n\ttabbed — dashed"
+	for _, stream := range []bool{true, false} {
+		for _, n := range []int{1, 17, 200} {
+			rec := do(t, url, endpoint.Chat, stream, body(t, endpoint.Chat, prompt, n, stream))
+			if !rec.Valid() {
+				t.Fatalf("stream %v: %+v", stream, rec.Err)
+			}
+			if got := tok.Count(rec.OutputText); got != n {
+				t.Errorf("stream %v: %d tokens in %q, want %d", stream, got, rec.OutputText, n)
+			}
+			if stream && len(rec.ResponsePerfs) != n {
+				t.Errorf("%d chunks, want %d", len(rec.ResponsePerfs), n)
+			}
+			if rec.Usage == nil || rec.Usage.PromptTokens != tok.Count(prompt) || rec.Usage.CompletionTokens != n {
+				t.Errorf("usage %+v, want %d prompt tokens", rec.Usage, tok.Count(prompt))
+			}
+		}
 	}
 }

@@ -36,6 +36,7 @@ func TestRunRecordsAFailedRun(t *testing.T) {
 	dir := t.TempDir()
 	p := config.Default()
 	p.Endpoint.ModelNames = []string{"m"}
+	p.Tokenizer.Name = "builtin"
 	p.Endpoint.URL = srv.URL
 	p.Loadgen.RequestCount = 4
 	p.Loadgen.WarmupRequestCount = 1
@@ -131,6 +132,7 @@ func TestRunAllFailed(t *testing.T) {
 	defer srv.Close()
 	p := config.Default()
 	p.Endpoint.ModelNames = []string{"m"}
+	p.Tokenizer.Name = "builtin"
 	p.Endpoint.URL = srv.URL
 	p.Output.ArtifactDir = t.TempDir()
 	p.ServerMetrics.Disabled = true

@@ -1,15 +1,15 @@
-// Package tokenizer counts and generates tokens. Until a real (Hugging Face)
-// tokenizer lands, Builtin is a simple deterministic word tokenizer; callers
-// use it through small interfaces they declare, so a real one can replace it.
 package tokenizer
 
 import (
+	"hash/fnv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 )
 
-// Builtin is llmbench's deterministic tokenizer.
+// Words is llmbench's own deterministic word tokenizer, --tokenizer
+// llmbench:words: not any model's, but simple enough to count by hand, so
+// tests can know their token counts without a vocabulary.
 //
 // Counting rule: a token is a maximal run of letters and digits, or any
 // single other non-space character; white space only separates tokens.
@@ -18,7 +18,7 @@ import (
 // Its vocabulary is VocabSize pronounceable two-syllable lower-case words
 // ("bako", "tire", …), each one token, so text made by Decode has exactly as
 // many tokens as ids were decoded. The zero value is ready to use.
-type Builtin struct{}
+type Words struct{}
 
 const (
 	consonants = "bcdfghjklmnprstvwz"
@@ -29,14 +29,18 @@ const (
 // VocabSize is the number of words in the builtin vocabulary.
 const VocabSize = syllables * syllables
 
+// WordsName is the --tokenizer value that selects Words: not a path, not a
+// Hugging Face model id (those have no colon).
+const WordsName = "llmbench:words"
+
 // Name identifies the tokenizer in exported configuration.
-func (Builtin) Name() string { return "builtin" }
+func (Words) Name() string { return WordsName }
 
 // VocabSize is the number of distinct ids Decode accepts.
-func (Builtin) VocabSize() int { return VocabSize }
+func (Words) VocabSize() int { return VocabSize }
 
 // Count returns the number of tokens in text. It does not allocate.
-func (Builtin) Count(text string) int {
+func (Words) Count(text string) int {
 	n := 0
 	inWord := false
 	for i := 0; i < len(text); {
@@ -80,13 +84,45 @@ func isSpace(r rune) bool {
 }
 
 // Word returns the vocabulary word for id (taken modulo VocabSize).
-func (t Builtin) Word(id int) string {
+func (t Words) Word(id int) string {
 	var b [4]byte
 	return string(t.AppendWord(b[:0], id))
 }
 
+// Encode gives each token of text an id whose word Decode writes: the
+// text of Decode(Encode(s)) differs from s, its count does not.
+func (t Words) Encode(text string) []int {
+	var ids []int
+	start, inWord := 0, false
+	flush := func(end int) {
+		h := fnv.New32a()
+		_, _ = h.Write([]byte(text[start:end]))
+		ids = append(ids, int(h.Sum32()%uint32(VocabSize)))
+	}
+	for i, r := range text {
+		switch {
+		case isWordRune(r):
+			if !inWord {
+				start, inWord = i, true
+			}
+			continue
+		case inWord:
+			flush(i)
+			inWord = false
+		}
+		if !isSpace(r) {
+			start = i
+			flush(i + utf8.RuneLen(r))
+		}
+	}
+	if inWord {
+		flush(len(text))
+	}
+	return ids
+}
+
 // Decode joins the words for ids with single spaces.
-func (t Builtin) Decode(ids []int) string {
+func (t Words) Decode(ids []int) string {
 	var sb strings.Builder
 	sb.Grow(len(ids) * 5)
 	for i, id := range ids {
@@ -99,7 +135,7 @@ func (t Builtin) Decode(ids []int) string {
 }
 
 // AppendWord appends the vocabulary word for id to dst, without allocating.
-func (Builtin) AppendWord(dst []byte, id int) []byte {
+func (Words) AppendWord(dst []byte, id int) []byte {
 	id %= VocabSize
 	if id < 0 {
 		id += VocabSize

@@ -5,7 +5,7 @@ import (
 	"unicode/utf8"
 )
 
-func TestBuiltinCount(t *testing.T) {
+func TestWordsCount(t *testing.T) {
 	tests := []struct {
 		text string
 		want int
@@ -22,7 +22,7 @@ func TestBuiltinCount(t *testing.T) {
 		{"¿qué?", 3},
 		{" bako tire", 2},
 	}
-	var tok Builtin
+	var tok Words
 	for _, tc := range tests {
 		if got := tok.Count(tc.text); got != tc.want {
 			t.Errorf("Count(%q) = %d, want %d", tc.text, got, tc.want)
@@ -30,8 +30,8 @@ func TestBuiltinCount(t *testing.T) {
 	}
 }
 
-func TestBuiltinDecodeRoundTrip(t *testing.T) {
-	var tok Builtin
+func TestWordsDecodeRoundTrip(t *testing.T) {
+	var tok Words
 	if w := tok.Word(0); w != "baba" {
 		t.Fatalf("Word(0) = %q, want baba", w)
 	}
@@ -56,11 +56,11 @@ func TestBuiltinDecodeRoundTrip(t *testing.T) {
 	}
 }
 
-func FuzzBuiltinCount(f *testing.F) {
+func FuzzWordsCount(f *testing.F) {
 	for _, s := range []string{"", "Hello, world!", "naïve café", "\xff\xfe", "a-b c"} {
 		f.Add(s)
 	}
-	var tok Builtin
+	var tok Words
 	f.Fuzz(func(t *testing.T, s string) {
 		n := tok.Count(s)
 		if n < 0 || n > utf8.RuneCountInString(s) {
@@ -73,8 +73,8 @@ func FuzzBuiltinCount(f *testing.F) {
 	})
 }
 
-func BenchmarkBuiltinCount(b *testing.B) {
-	var tok Builtin
+func BenchmarkWordsCount(b *testing.B) {
+	var tok Words
 	ids := make([]int, 1000)
 	for i := range ids {
 		ids[i] = i
