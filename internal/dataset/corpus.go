@@ -3,6 +3,7 @@ package dataset
 import (
 	_ "embed"
 	"math/rand/v2"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -58,7 +59,7 @@ func (c *Corpus) Text(rng *rand.Rand, n int) (string, int) {
 		k := n
 		for range 6 {
 			buf = c.window(buf[:0], start, k)
-			text := c.tok.Decode(buf)
+			text := wholeRunes(c.tok.Decode(buf))
 			got := c.tok.Count(text)
 			if got == n {
 				return text, n
@@ -70,6 +71,30 @@ func (c *Corpus) Text(rng *rand.Rand, n int) (string, int) {
 		}
 	}
 	return best, bestCount
+}
+
+// wholeRunes drops the pieces of characters that a window cut through (a
+// byte-level token may hold part of one): a prompt is sent as JSON, where
+// a broken character would become U+FFFD and count differently.
+func wholeRunes(s string) string {
+	for s != "" {
+		r, size := utf8.DecodeRuneInString(s)
+		if r != utf8.RuneError || size != 1 {
+			break
+		}
+		s = s[1:]
+	}
+	for s != "" {
+		r, size := utf8.DecodeLastRuneInString(s)
+		if r != utf8.RuneError || size != 1 {
+			break
+		}
+		s = s[:len(s)-1]
+	}
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "")
+	}
+	return s
 }
 
 // window appends k ids from start, wrapping around the corpus' end.

@@ -88,7 +88,7 @@ func TestCorpusTextExact(t *testing.T) {
 		for _, n := range []int{1, 2, 3, 5, 8, 13, 64, 100, 128, 550, 1000, 3000, 2 * c.Tokens()} {
 			for range 20 {
 				text, count := c.Text(rng, n)
-				if count != n || tok.Count(text) != n {
+				if count != n || tok.Count(text) != n || !utf8.ValidString(text) {
 					t.Fatalf("%s: %d tokens asked, got %d (counted %d): %q", name, n, count, tok.Count(text), text)
 				}
 				if name == "builtin" && n < c.Tokens() && !strings.Contains(whole+whole, text) {
