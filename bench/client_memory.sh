@@ -21,7 +21,7 @@ for _ in $(seq 50); do curl -fs "http://127.0.0.1:$port/health" >/dev/null && br
 
 rss() { # mode requests -> peak RSS in KB
   local flag=""; [ "$1" = streaming ] && flag=--streaming
-  /usr/bin/time -f "%M" -o "$out/rss" "$bin" profile -m m --url "http://127.0.0.1:$port" $flag --concurrency 32 \
+  /usr/bin/time -f "%M" -o "$out/rss" "$bin" profile -m m --tokenizer builtin --url "http://127.0.0.1:$port" $flag --concurrency 32 \
     --request-count "$2" --isl 64 --osl 64 --random-seed 1 --ui-type none --no-server-metrics --artifact-dir "$out/run" >/dev/null 2>&1
   cat "$out/rss"
 }

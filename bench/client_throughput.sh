@@ -34,7 +34,7 @@ for mode in non-streaming streaming; do
   printf 'wrk.method = "POST"\nwrk.body = %s\nwrk.headers["Content-Type"] = "application/json"\n' "'$body'" > "$out/post.lua"
   : > "$out/rps"; : > "$out/cpu"; : > "$out/wrk"
   for r in $(seq "$runs"); do
-    /usr/bin/time -f "%U %S" -o "$out/time" taskset -c 0 "$out/llmbench" profile -m m --url "http://127.0.0.1:$port" $flag \
+    /usr/bin/time -f "%U %S" -o "$out/time" taskset -c 0 "$out/llmbench" profile -m m --tokenizer builtin --url "http://127.0.0.1:$port" $flag \
       --concurrency "$concurrency" --request-count "$requests" --isl 64 --osl $osl --random-seed $r \
       --ui-type none --artifact-dir "$out/run" >/dev/null
     rps=$(grep -o '"request_throughput": {"unit":"requests/sec","avg":[0-9.]*' "$out/run/profile_export_aiperf.json" | sed 's/.*avg"://')

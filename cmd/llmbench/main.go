@@ -16,8 +16,11 @@ import (
 
 	"github.com/llmbench/llmbench/internal/benchmark"
 	"github.com/llmbench/llmbench/internal/config"
+	"github.com/llmbench/llmbench/internal/dataset"
+	"github.com/llmbench/llmbench/internal/hfhub"
 	"github.com/llmbench/llmbench/internal/mockserver"
 	"github.com/llmbench/llmbench/internal/multirun"
+	"github.com/llmbench/llmbench/internal/tokenizer"
 	"github.com/llmbench/llmbench/internal/ui"
 )
 
@@ -341,6 +344,7 @@ func mockServer(args []string, stderr io.Writer) int {
 	cfg.BindFlags(fs, "")
 	host := fs.String("host", "127.0.0.1", "address to listen on")
 	port := fs.Int("port", 8000, "port to listen on")
+	tokName := fs.String("tokenizer", tokenizer.BuiltinName, "tokenizer the server counts and writes with (as llmbench profile's --tokenizer); match the client's")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintf(stderr, "Usage: %s [--port 8000] [flags]\n\nFlags:\n", cmd)
@@ -350,6 +354,12 @@ func mockServer(args []string, stderr io.Writer) int {
 		}
 		return usageError(stderr, cmd, err)
 	}
+	tok, err := tokenizer.Load(context.Background(), *tokName, hfhub.Options{})
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
+		return exitFailed
+	}
+	cfg.Language = dataset.NewCorpus(tok)
 	srv, err := mockserver.New(cfg)
 	if err != nil {
 		return usageError(stderr, cmd, err)
