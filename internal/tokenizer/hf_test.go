@@ -198,3 +198,39 @@ func TestMergeScanEqualsHeap(t *testing.T) {
 		}
 	}
 }
+
+// TestConcurrentUse: one tokenizer shared by goroutines (the collector,
+// the built-in server's handlers) counts as it does alone.
+func TestConcurrentUse(t *testing.T) {
+	tok, err := O200k()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(2, 2))
+	texts := make([]string, 200)
+	want := make([]int, len(texts))
+	for i := range texts {
+		texts[i] = randomTricky(rng) + " the whale, the whale! " + randomTricky(rng)
+		want[i] = (&HF{raw: tok.raw, normalized: tok.normalized, pre: tok.pre, model: &bpe{
+			vocab: tok.model.vocab, byteLevel: true, byteIDs: tok.model.byteIDs, rankIsID: true, ignoreMerges: true, unk: -1,
+		}}).Count(texts[i]) // a fresh cache: nothing shared
+	}
+	errs := make(chan string, 4)
+	for g := range 4 {
+		go func() {
+			for k := range 5 * len(texts) {
+				i := (k*7 + g) % len(texts)
+				if got := tok.Count(texts[i]); got != want[i] {
+					errs <- texts[i]
+					return
+				}
+			}
+			errs <- ""
+		}()
+	}
+	for range 4 {
+		if s := <-errs; s != "" {
+			t.Errorf("%q counted differently under concurrency", s)
+		}
+	}
+}
