@@ -56,10 +56,6 @@ func splitBy(dst []string, s string, matches [][2]int, b behavior, invert bool) 
 		return dst
 	}
 	// The reference alternates unmatched gaps and matches over all of s.
-	type part struct {
-		start, end int
-		match      bool
-	}
 	var parts []part
 	prev := 0
 	for _, m := range matches {
@@ -94,17 +90,7 @@ func splitBy(dst []string, s string, matches [][2]int, b behavior, invert bool) 
 			}
 		}
 	case mergedWithPrevious:
-		var out []part
-		prevMatch := false
-		for _, p := range parts {
-			if p.match && !prevMatch && len(out) > 0 {
-				out[len(out)-1].end = p.end
-			} else {
-				out = append(out, p)
-			}
-			prevMatch = p.match
-		}
-		for _, p := range out {
+		for _, p := range joinForward(parts, func(match, prevMatch bool) bool { return match && !prevMatch }) {
 			emit(p.start, p.end)
 		}
 	case mergedWithNext:
@@ -123,21 +109,33 @@ func splitBy(dst []string, s string, matches [][2]int, b behavior, invert bool) 
 			emit(out[i].start, out[i].end)
 		}
 	case contiguous:
-		var out []part
-		prevMatch := false
-		for _, p := range parts {
-			if p.match && prevMatch && len(out) > 0 {
-				out[len(out)-1].end = p.end
-			} else {
-				out = append(out, p)
-			}
-			prevMatch = p.match
-		}
-		for _, p := range out {
+		for _, p := range joinForward(parts, func(match, prevMatch bool) bool { return match && prevMatch }) {
 			emit(p.start, p.end)
 		}
 	}
 	return dst
+}
+
+// part is a stretch of a split text: a match of the pattern or a gap.
+type part struct {
+	start, end int
+	match      bool
+}
+
+// joinForward appends each part for which join holds (given whether it and
+// the part before it match) to the part before it.
+func joinForward(parts []part, join func(match, prevMatch bool) bool) []part {
+	var out []part
+	prevMatch := false
+	for _, p := range parts {
+		if join(p.match, prevMatch) && len(out) > 0 {
+			out[len(out)-1].end = p.end
+		} else {
+			out = append(out, p)
+		}
+		prevMatch = p.match
+	}
+	return out
 }
 
 // gpt2Pattern is the ByteLevel pre-tokenizer's own regex (use_regex).
