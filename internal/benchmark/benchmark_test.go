@@ -4,15 +4,30 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/llmbench/llmbench/internal/config"
 	"github.com/llmbench/llmbench/internal/mockserver"
 )
+
+// onFirstWrite is a writer that calls f when first written to.
+func onFirstWrite(f func()) io.Writer { return &firstWrite{f: f} }
+
+type firstWrite struct {
+	once sync.Once
+	f    func()
+}
+
+func (w *firstWrite) Write(p []byte) (int, error) {
+	w.once.Do(w.f)
+	return len(p), nil
+}
 
 // TestCancelWritesEverything is Ctrl-C: the run stops, requests in flight
 // are recorded as cancelled, and every artifact is still written.
@@ -34,9 +49,12 @@ func TestCancelWritesEverything(t *testing.T) {
 	mock.TTFT, mock.ITL = 5*time.Millisecond, 5*time.Millisecond
 	mock.OutputMean = 20 // ~100 ms per request
 
+	// The cancel comes 350 ms into the load, timed from the first progress
+	// line, not from Run's start: loading the tokenizer and tokenizing the
+	// corpus take a while, much longer under the race detector.
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(350*time.Millisecond, cancel)
-	res, err := Run(ctx, Options{Profile: p, Mock: mock, Version: "test"})
+	startCancel := onFirstWrite(func() { time.AfterFunc(350*time.Millisecond, cancel) })
+	res, err := Run(ctx, Options{Profile: p, Mock: mock, Version: "test", Progress: startCancel, ProgressInterval: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
