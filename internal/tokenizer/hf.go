@@ -211,6 +211,16 @@ func ParseHF(data []byte, name string) (*HF, error) {
 			raw = append(raw, tok)
 		}
 	}
+	// Ids index a table: a negative one, or one far beyond the number of
+	// tokens (a damaged file), is an error, not a panic or a huge table.
+	if limit := 2*(len(m.Vocab)+len(j.AddedTokens)) + 256; maxID >= int32(limit) {
+		return nil, fmt.Errorf("token id %d is far beyond the %d tokens declared", maxID, len(m.Vocab)+len(j.AddedTokens))
+	}
+	for _, a := range j.AddedTokens {
+		if a.ID < 0 {
+			return nil, fmt.Errorf("added token %q has the negative id %d", a.Content, a.ID)
+		}
+	}
 	t.raw, t.normalized = newAddedTrie(raw), newAddedTrie(normalized)
 	t.pieces = make([]string, maxID+1)
 	for s, id := range model.vocab {
@@ -272,6 +282,9 @@ func (m *bpe) load(vocab map[string]int32, merges []json.RawMessage, unk *string
 		m.byteIDs[i], m.fallbackIDs[i] = -1, -1
 	}
 	for s, id := range vocab {
+		if id < 0 {
+			return fmt.Errorf("token %q has the negative id %d", s, id)
+		}
 		if m.byteLevel {
 			raw, ok := fromByteLevel(s)
 			if !ok {

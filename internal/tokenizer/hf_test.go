@@ -161,6 +161,9 @@ func TestUnsupportedComponents(t *testing.T) {
 		{"dropout", map[string]any{"type": "BPE", "vocab": map[string]int{"a": 0}, "merges": []string{}, "dropout": 0.1}, nil, "dropout"},
 		{"suffix", map[string]any{"type": "BPE", "vocab": map[string]int{"a": 0}, "merges": []string{}, "end_of_word_suffix": "</w>"}, nil, "end_of_word_suffix"},
 		{"bad merge", map[string]any{"type": "BPE", "vocab": map[string]int{"a": 0}, "merges": []string{"a b"}}, nil, "missing from the vocabulary"},
+		{"negative id", map[string]any{"type": "BPE", "vocab": map[string]int{"a": -3}, "merges": []string{}}, nil, "negative id -3"},
+		{"huge id", map[string]any{"type": "BPE", "vocab": map[string]int{"a": 0, "b": 1 << 30}, "merges": []string{}}, nil, "far beyond the 2 tokens"},
+		{"negative added id", bpe, map[string]any{"added_tokens": []any{map[string]any{"id": -1, "content": "<x>"}}}, "negative id -1"},
 	}
 	for _, tc := range tests {
 		_, err := ParseHF(tinyJSON(t, tc.model, tc.extra), tc.name)
@@ -233,4 +236,21 @@ func TestConcurrentUse(t *testing.T) {
 			t.Errorf("%q counted differently under concurrency", s)
 		}
 	}
+}
+
+// FuzzParseHF: any file either loads or is refused with an error; a loaded
+// tokenizer counts any text without panicking.
+func FuzzParseHF(f *testing.F) {
+	f.Add([]byte(`{"model":{"type":"BPE","vocab":{"a":0,"b":1,"ab":2},"merges":["a b"]},"added_tokens":[{"id":3,"content":"<s>"}]}`), "ab<s>ba")
+	f.Add([]byte(`{"model":{"type":"BPE","vocab":{"▁":0,"<0x41>":1,"<unk>":2},"merges":[],"byte_fallback":true,"unk_token":"<unk>"},"normalizer":{"type":"Prepend","prepend":"▁"},"pre_tokenizer":{"type":"Metaspace"}}`), "A b")
+	f.Add([]byte(`{"model":{"type":"BPE","vocab":{"a":0},"merges":[]},"pre_tokenizer":{"type":"Split","pattern":{"Regex":"a+"},"behavior":"Contiguous","invert":true}}`), "aab a")
+	f.Fuzz(func(t *testing.T, data []byte, text string) {
+		tok, err := ParseHF(data, "fuzz")
+		if err != nil {
+			return
+		}
+		if n := tok.Count(text); n < 0 || n != len(tok.Encode(text)) {
+			t.Fatalf("Count %d, Encode %d", n, len(tok.Encode(text)))
+		}
+	})
 }
