@@ -72,7 +72,15 @@ func run(rate float64, n int, poisson bool, seed uint64) (sent, due []time.Time,
 	sent, due = make([]time.Time, n), make([]time.Time, n)
 	var mu sync.Mutex
 	count := 0
-	_, err = schedule.Run(context.Background(), schedule.Plan{Rate: rate, Poisson: poisson, Count: n, Seed: seed},
+	pattern := schedule.PatternConstant
+	if poisson {
+		pattern = schedule.PatternPoisson
+	}
+	arrivals, err := schedule.NewArrivals(pattern, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	_, err = schedule.Run(context.Background(), schedule.Plan{Rate: rate, Arrivals: arrivals, Count: n, Seed: seed},
 		func(_ context.Context, j schedule.Job) {
 			now := time.Now()
 			mu.Lock()

@@ -88,6 +88,10 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	plan, err := planOf(p, in, seed)
+	if err != nil {
+		return nil, err
+	}
 	mock := opts.Mock
 	if mock.Language == nil {
 		mock.Language = corpus // the built-in server speaks the client's tokenizer
@@ -97,6 +101,9 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		return nil, err
 	}
 	defer stopTarget()
+	if err := waitForModel(ctx, p, baseURL, in, opts.Log); err != nil {
+		return nil, err
+	}
 	dir, names, clock := p.Output.ArtifactDir, export.ProfileFiles(p.Output.ExportPrefix), record.NewClock()
 	records, err := export.NewRecordWriter(dir, names.Records, clock)
 	if err != nil {
@@ -112,7 +119,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 
 	// Drive the load; every finished request goes to the collector.
 	var counters ui.Counters
-	stopProgress := startProgress(opts, &counters)
+	stopProgress := startProgress(opts, &counters, in.expected+p.Loadgen.WarmupRequestCount)
 	win := &window{clock: clock}
 	col := startCollector(records, tok, clock, p, opts.Redactor, win)
 	stopWatch := watchInterrupt(ctx, func() {
@@ -127,7 +134,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	defer stopWatch()
 	runtime.GC() // the tokenizer's and inputs' garbage, collected before the load, not during it
 	load := clientload.Start(clientLoadInterval)
-	outcome, runErr := schedule.Run(ctx, planOf(p, seed), newRequester(in, cl, clock, &counters, col, seed).send, win.observer(ctx, sm, p.ServerMetrics.Interval))
+	outcome, runErr := schedule.Run(ctx, plan, newRequester(p, in, cl, tok, clock, &counters, col, seed).send, win.observer(ctx, sm, p.ServerMetrics.Interval))
 	clientLoad := load.Stop()
 	results, writeErr := col.finish()
 	stopProgress()
@@ -152,7 +159,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		RunInfo: export.RunInfo{BenchmarkID: benchmarkID, RandomSeed: p.Input.RandomSeed, Trial: opts.Trial, RunLabel: opts.RunLabel, CLICommand: p.CLICommand},
 	}
 	res := &Result{Summary: summary, ArtifactDir: dir, ServerURL: baseURL, Files: []string{names.Records}, ProfileJSON: names.ProfileJSON}
-	if err := writeExports(dir, names, summary, in.sessions, col.timeslices(win.endNs), res); err != nil {
+	if err := writeExports(dir, names, summary, in.inputsJSON, col.timeslices(win.endNs), res); err != nil {
 		return res, err
 	}
 	if sm != nil {

@@ -1,18 +1,13 @@
 package benchmark
 
 import (
-	"context"
-	"math/rand/v2"
 	"sync"
 
-	"github.com/llmbench/llmbench/internal/client"
 	"github.com/llmbench/llmbench/internal/config"
 	"github.com/llmbench/llmbench/internal/export"
 	"github.com/llmbench/llmbench/internal/metrics"
 	"github.com/llmbench/llmbench/internal/record"
-	"github.com/llmbench/llmbench/internal/schedule"
 	"github.com/llmbench/llmbench/internal/tokenizer"
-	"github.com/llmbench/llmbench/internal/ui"
 )
 
 // collector turns finished records into metrics and JSONL lines on one
@@ -75,42 +70,3 @@ func (c *collector) timeslices(endNs int64) []export.Timeslice {
 	return c.slices.results(endNs)
 }
 
-// requester sends one scheduled request and hands its record over.
-type requester struct {
-	in       *inputs
-	client   *client.Client
-	counters *ui.Counters
-	records  chan<- *record.Record
-	clock    record.Clock
-	idMu     sync.Mutex
-	idRNG    *rand.Rand
-}
-
-func newRequester(in *inputs, cl *client.Client, clock record.Clock, counters *ui.Counters, c *collector, seed uint64) *requester {
-	return &requester{in: in, client: cl, clock: clock, counters: counters, records: c.done, idRNG: rand.New(rand.NewPCG(seed, 0x7265717565737473))} // "requests"
-}
-
-func (q *requester) send(ctx context.Context, job schedule.Job) {
-	i := job.Index % len(q.in.entries)
-	e := q.in.entries[i]
-	q.idMu.Lock()
-	reqID := record.UUID(q.idRNG.Uint64(), q.idRNG.Uint64())
-	// Each request is its own conversation instance (single turn).
-	correlationID := record.UUID(q.idRNG.Uint64(), q.idRNG.Uint64())
-	q.idMu.Unlock()
-	r := &record.Record{
-		SessionNum: job.Index, ConversationID: e.ConversationID, CorrelationID: correlationID, XRequestID: reqID, Phase: job.Phase,
-		InputTokens: e.InputTokens, RequestedOutputTokens: e.MaxTokens, Scheduled: job.Scheduled,
-	}
-	if !job.Due.IsZero() {
-		r.CreditIssuedPerf = q.clock.Perf(job.Due)
-	}
-	q.counters.Sent.Add(1)
-	q.client.Do(ctx, r, q.in.payloads[i])
-	if r.Valid() {
-		q.counters.Completed.Add(1)
-	} else {
-		q.counters.Errors.Add(1)
-	}
-	q.records <- r
-}

@@ -9,6 +9,8 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
+	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -22,13 +24,28 @@ import (
 	"github.com/llmbench/llmbench/internal/tokenizer"
 )
 
-// inputs are the run's requests, built before anything is sent: the
-// dataset entries, their request bodies, and inputs.json's view of them.
+// inputs are the run's conversations, prepared before anything is sent:
+// the dataset, the order it is sampled in, a fixed schedule when it is
+// replayed on its timestamps, and inputs.json's view of it.
 type inputs struct {
-	kind     endpoint.Kind
-	entries  []dataset.Entry
-	payloads [][]byte
-	sessions []export.InputSession
+	kind   endpoint.Kind
+	models []string
+	// extra is --extra-inputs parsed; extraArgs as given, for merging a
+	// turn's own extras over them.
+	extra     []endpoint.Field
+	extraArgs []string
+	convs     []dataset.Conversation
+	sampler   *dataset.Sampler
+	// times, on a fixed schedule, is when conversation i's first turn is
+	// due after profiling starts (conversations sorted by it); originMs
+	// is the trace timestamp that maps to the start.
+	times    []time.Duration
+	originMs float64
+	// sessions is the number of profiling sessions to start, budget the
+	// most requests they may send (0: no limit), expected the requests the
+	// progress line counts to.
+	sessions, budget, expected int
+	inputsJSON                 []export.InputSession
 }
 
 // seedOf returns the run's seed, drawing one (and recording it in p, so
@@ -60,38 +77,149 @@ func buildInputs(p config.Profile, seed uint64, corpus *dataset.Corpus) (*inputs
 	if err != nil {
 		return nil, err
 	}
-	entries, err := dataset.Synthetic{
-		Entries:      p.Input.NumDatasetEntries,
-		InputMean:    p.Input.Prompt.InputTokens.Mean,
-		InputStddev:  p.Input.Prompt.InputTokens.Stddev,
-		OutputMean:   p.Input.Prompt.OutputTokens.Mean,
-		OutputStddev: p.Input.Prompt.OutputTokens.Stddev,
-		Seed:         seed,
-	}.Generate(corpus)
+	convs, err := conversations(p, seed, corpus)
 	if err != nil {
 		return nil, err
 	}
-	in := &inputs{kind: kind, entries: entries, payloads: make([][]byte, len(entries)), sessions: make([]export.InputSession, len(entries))}
-	model := p.Endpoint.ModelNames[0]
-	for i, e := range entries {
-		in.payloads[i], err = kind.Body(endpoint.Input{
-			Model: model, Prompt: e.Prompt, MaxTokens: e.MaxTokens, Streaming: p.Endpoint.Streaming, Extra: extra,
-			LegacyMaxTokens: p.Endpoint.LegacyMaxTokens, IncludeUsage: p.Tokenizer.UseServerTokenCount,
+	in := &inputs{kind: kind, models: p.Endpoint.ModelNames, extra: extra, extraArgs: p.Endpoint.ExtraInputs, convs: convs}
+	if err := in.schedule(p); err != nil {
+		return nil, err
+	}
+	if in.sampler, err = dataset.NewSampler(p.Input.SamplingStrategy, len(in.convs), seed); err != nil {
+		return nil, err
+	}
+	l := p.Loadgen
+	in.sessions, in.expected = l.RequestCount, l.RequestCount
+	switch {
+	case in.times != nil:
+		in.sessions, in.expected = len(in.times), dataset.Requests(in.convs)
+	case dataset.MultiTurn(in.convs) && l.RequestCountGiven:
+		// At most one session per request; the budget ends them.
+		in.budget = l.RequestCount
+	case dataset.MultiTurn(in.convs) && l.BenchmarkDuration == 0:
+		// Every conversation once, as AIPerf's --conversation-num.
+		in.sessions, in.expected = len(in.convs), dataset.Requests(in.convs)
+	}
+	in.inputsJSON = make([]export.InputSession, len(in.convs))
+	for i, c := range in.convs {
+		s := export.InputSession{SessionID: c.ID}
+		for _, t := range c.Turns {
+			body, err := in.body(p, in.models[0], c.System, nil, t)
+			if err != nil {
+				return nil, err
+			}
+			s.Payloads = append(s.Payloads, json.RawMessage(body))
+		}
+		in.inputsJSON[i] = s
+	}
+	return in, nil
+}
+
+// conversations are the run's dataset: the --input-file, or synthetic.
+func conversations(p config.Profile, seed uint64, corpus *dataset.Corpus) ([]dataset.Conversation, error) {
+	in := p.Input
+	var convs []dataset.Conversation
+	var err error
+	if in.File != "" {
+		convs, err = dataset.ReadFile(in.File, dataset.FileOptions{
+			Type: in.CustomDatasetType, Corpus: corpus, BlockSize: in.Prompt.BlockSize, Conversations: in.NumDatasetEntries, Seed: seed,
 		})
 		if err != nil {
 			return nil, err
 		}
-		in.sessions[i] = export.InputSession{SessionID: e.ConversationID, Payloads: []json.RawMessage{in.payloads[i]}}
+		// The file's think times, scaled as the synthetic ones are.
+		for i := range convs {
+			for k := range convs[i].Turns {
+				convs[i].Turns[k].DelayMs *= in.Conversation.DelayRatio
+			}
+		}
+		return convs, nil
 	}
-	return in, nil
+	c := in.Conversation
+	return dataset.Synthetic{
+		Conversations: in.NumDatasetEntries,
+		InputMean:     in.Prompt.InputTokens.Mean, InputStddev: in.Prompt.InputTokens.Stddev,
+		OutputMean: in.Prompt.OutputTokens.Mean, OutputStddev: in.Prompt.OutputTokens.Stddev,
+		TurnMean: c.TurnMean, TurnStddev: c.TurnStddev, DelayMean: c.DelayMean, DelayStddev: c.DelayStddev, DelayRatio: c.DelayRatio,
+		PrefixPool: in.PrefixPrompt.PoolSize, PrefixLength: in.PrefixPrompt.Length, SharedSystemLength: in.SharedSystemPrompt,
+		Seed: seed,
+	}.Generate(corpus)
+}
+
+// schedule sets up the fixed schedule when the run replays timestamps:
+// asked for, or a file whose every conversation has one (as AIPerf turns
+// it on for traces) unless --no-fixed-schedule. The conversations are
+// kept within the offsets and sorted by time.
+func (in *inputs) schedule(p config.Profile) error {
+	opt := p.Input
+	timed := dataset.Timed(in.convs)
+	if opt.FixedSchedule && !timed {
+		return fmt.Errorf("--fixed-schedule: %s has requests without a timestamp; every conversation's first request needs one", opt.File)
+	}
+	if !timed || opt.NoFixedSchedule || opt.File == "" {
+		return nil
+	}
+	sort.SliceStable(in.convs, func(i, j int) bool { return in.convs[i].Turns[0].TimestampMs < in.convs[j].Turns[0].TimestampMs })
+	kept := in.convs[:0]
+	before, after := 0, 0
+	for _, c := range in.convs {
+		ts := c.Turns[0].TimestampMs
+		switch {
+		case opt.FixedScheduleStart != nil && ts < *opt.FixedScheduleStart:
+			before++
+		case opt.FixedScheduleEnd != nil && ts > *opt.FixedScheduleEnd:
+			after++
+		default:
+			kept = append(kept, c)
+		}
+	}
+	if len(kept) == 0 {
+		return fmt.Errorf("the fixed schedule's offsets leave no request: %d are before --fixed-schedule-start-offset and %d after --fixed-schedule-end-offset", before, after)
+	}
+	in.convs = kept
+	switch {
+	case opt.FixedScheduleStart != nil:
+		in.originMs = *opt.FixedScheduleStart
+	case opt.FixedScheduleAuto:
+		in.originMs = kept[0].Turns[0].TimestampMs
+	}
+	in.times = make([]time.Duration, len(kept))
+	for i, c := range kept {
+		in.times[i] = in.offset(c.Turns[0].TimestampMs)
+	}
+	return nil
+}
+
+// offset is when a trace timestamp falls after profiling starts.
+func (in *inputs) offset(ms float64) time.Duration {
+	return time.Duration(max(0, ms-in.originMs) * float64(time.Millisecond))
+}
+
+// body builds one request: the turn after the system message and the
+// history, for model, with --extra-inputs and the turn's own extras.
+func (in *inputs) body(p config.Profile, model, system string, history []endpoint.Message, t dataset.Turn) ([]byte, error) {
+	extra := in.extra
+	if len(t.Extra) > 0 {
+		var err error
+		if extra, err = endpoint.ParseExtraInputs(append(slices.Clip(in.extraArgs), string(t.Extra))); err != nil {
+			return nil, err
+		}
+	}
+	return in.kind.Body(endpoint.Input{
+		Model: model, Prompt: t.Text, System: system, History: history, MaxTokens: t.MaxTokens, Streaming: p.Endpoint.Streaming, Extra: extra,
+		LegacyMaxTokens: p.Endpoint.LegacyMaxTokens, IncludeUsage: p.Tokenizer.UseServerTokenCount,
+	})
 }
 
 // startTarget returns the base URL to benchmark: --url, or the built-in
 // server started for the run. stop shuts the built-in server down.
 func startTarget(p config.Profile, mock mockserver.Config) (baseURL string, stop func(), err error) {
 	if !p.Endpoint.Mock {
-		if err := checkListening(p.Endpoint.URL); err != nil {
-			return "", nil, err
+		// A server being waited for may not listen yet.
+		if p.Endpoint.WaitForModel == 0 {
+			if err := checkListening(p.Endpoint.URL); err != nil {
+				return "", nil, err
+			}
 		}
 		return p.Endpoint.URL, func() {}, nil
 	}

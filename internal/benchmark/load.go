@@ -16,7 +16,7 @@ import (
 
 // startProgress prints the live progress line until the returned func is
 // called; nothing when opts.Progress is nil.
-func startProgress(opts Options, counters *ui.Counters) (stop func()) {
+func startProgress(opts Options, counters *ui.Counters, total int) (stop func()) {
 	if opts.Progress == nil {
 		return func() {}
 	}
@@ -24,11 +24,10 @@ func startProgress(opts Options, counters *ui.Counters) (stop func()) {
 	if interval <= 0 {
 		interval = time.Second
 	}
-	l := opts.Profile.Loadgen
 	quit := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		ui.Progress(opts.Progress, counters, l.RequestCount+l.WarmupRequestCount, interval, opts.Terminal, quit)
+		ui.Progress(opts.Progress, counters, total, interval, opts.Terminal, quit)
 	})
 	return func() {
 		close(quit)
@@ -91,13 +90,23 @@ func (w *window) close() {
 	}
 }
 
-// planOf is the schedule the profile asks for.
-func planOf(p config.Profile, seed uint64) schedule.Plan {
+// planOf is the schedule the profile asks for, its sessions counted by
+// the inputs.
+func planOf(p config.Profile, in *inputs, seed uint64) (schedule.Plan, error) {
 	l := p.Loadgen
-	return schedule.Plan{
-		Concurrency: l.Concurrency, Rate: l.RequestRate, Poisson: l.RequestRateMode == config.RatePoisson,
-		Count: l.RequestCount, Warmup: l.WarmupRequestCount, Duration: l.BenchmarkDuration, Grace: l.GracePeriod, Seed: seed,
+	arrivals, err := schedule.NewArrivals(l.RequestRateMode, l.ArrivalSmoothness)
+	if err != nil {
+		return schedule.Plan{}, err
 	}
+	plan := schedule.Plan{
+		Concurrency: l.Concurrency, Rate: l.RequestRate, Arrivals: arrivals, ConcurrencyRamp: l.ConcurrencyRamp, RateRamp: l.RateRamp,
+		Count: in.sessions, Warmup: l.WarmupRequestCount, WarmupDuration: l.WarmupDuration, Duration: l.BenchmarkDuration, Grace: l.GracePeriod, Seed: seed,
+	}
+	if in.times != nil {
+		// A trace is replayed on its own clock: no concurrency cap, no rate.
+		plan.Times, plan.Count, plan.Concurrency, plan.Rate = in.times, len(in.times), 0, 0
+	}
+	return plan, nil
 }
 
 // newClient makes the HTTP client for the run's endpoint.

@@ -73,6 +73,10 @@ type responseReader struct {
 // errTimeout marks a request that ran past Options.Timeout.
 var errTimeout = errors.New("request timed out")
 
+// errCancelled marks a request cancelled on purpose
+// (--request-cancellation-rate).
+var errCancelled = errors.New("request cancelled by the client")
+
 // New makes a Client with a connection pool sized for opts.MaxConns.
 func New(opts Options) *Client {
 	h := http.Header{}
@@ -127,12 +131,35 @@ func (c *Client) Close() { c.http.CloseIdleConnections() }
 // identity fields (SessionNum, XRequestID, …) are the caller's. Do never
 // fails: every outcome is recorded in rec.
 func (c *Client) Do(ctx context.Context, rec *record.Record, body []byte) {
+	c.DoCancelAfter(ctx, rec, body, -1)
+}
+
+// DoCancelAfter is Do, except that a request still unanswered cancelAfter
+// after it was fully sent is cancelled, as a user who gives up (it is
+// recorded as cancelled); a negative cancelAfter never cancels.
+func (c *Client) DoCancelAfter(ctx context.Context, rec *record.Record, body []byte, cancelAfter time.Duration) {
 	clock := c.opts.Clock
 	rec.Streaming = c.opts.Streaming
 	ctx, cancel := context.WithTimeoutCause(ctx, c.opts.Timeout, errTimeout)
 	defer cancel()
 
 	tr := &traceRecorder{clock: clock}
+	if cancelAfter >= 0 {
+		var giveUp context.CancelCauseFunc
+		ctx, giveUp = context.WithCancelCause(ctx)
+		var once sync.Once
+		var timer *time.Timer
+		tr.wrote = func() {
+			once.Do(func() { timer = time.AfterFunc(cancelAfter, func() { giveUp(errCancelled) }) })
+		}
+		defer func() {
+			once.Do(func() {}) // no timer after this point
+			if timer != nil {
+				timer.Stop()
+			}
+			giveUp(nil)
+		}()
+	}
 	// Last, after the body is closed: every byte of the response is in.
 	defer tr.wire.copyTo(&rec.Trace)
 	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, tr.hooks()), http.MethodPost, c.opts.URL, bytes.NewReader(body))

@@ -252,3 +252,50 @@ func TestStreamsReuseTheirConnection(t *testing.T) {
 		})
 	}
 }
+
+// TestCancelAfterSent: a request still streaming its delay after it was
+// fully sent is cancelled there and recorded so; one answered sooner is
+// not; the server sees the disconnect.
+func TestCancelAfterSent(t *testing.T) {
+	gone := make(chan struct{}, 4)
+	srv := sseServer(t, func(w http.ResponseWriter, r *http.Request) {
+		f := w.(http.Flusher)
+		for i := range 40 {
+			if r.URL.Query().Get("fast") != "" && i == 2 {
+				io.WriteString(w, "data: [DONE]\n\n")
+				return
+			}
+			io.WriteString(w, `data: {"choices":[{"delta":{"content":"x"}}]}`+"\n\n")
+			f.Flush()
+			select {
+			case <-time.After(20 * time.Millisecond):
+			case <-r.Context().Done():
+				gone <- struct{}{}
+				return
+			}
+		}
+	})
+	c := newClient(srv.URL, true, 5*time.Second)
+	rec := &record.Record{}
+	c.DoCancelAfter(context.Background(), rec, []byte(`{}`), 100*time.Millisecond)
+	if !rec.Cancelled || rec.Err == nil || rec.Err.Code != 499 || rec.Err.Type != record.ErrCancelled {
+		t.Fatalf("record %+v, want cancelled with 499", rec.Err)
+	}
+	if d := time.Duration(rec.CancelledPerf - rec.Trace.WroteRequest); d < 100*time.Millisecond || d > 600*time.Millisecond {
+		t.Fatalf("cancelled %v after the request was sent, want 100 ms", d)
+	}
+	if len(rec.ResponsePerfs) == 0 {
+		t.Fatal("the chunks before the cancellation were not recorded")
+	}
+	select {
+	case <-gone:
+	case <-time.After(2 * time.Second):
+		t.Fatal("the server never saw the client go")
+	}
+	fast := newClient(srv.URL+"?fast=1", true, 5*time.Second)
+	rec = &record.Record{}
+	fast.DoCancelAfter(context.Background(), rec, []byte(`{}`), 500*time.Millisecond)
+	if rec.Cancelled || rec.Err != nil {
+		t.Fatalf("a request answered before its cancellation: %+v", rec.Err)
+	}
+}

@@ -21,6 +21,8 @@ type traceRecorder struct {
 	mu     sync.Mutex
 	sealed bool
 	t      record.HTTPTrace
+	// wrote, when set, runs once the request is fully sent.
+	wrote func()
 }
 
 // set stores now into the field f picks, unless the trace is sealed.
@@ -51,7 +53,12 @@ func (tr *traceRecorder) hooks() *httptrace.ClientTrace {
 		ConnectDone:          func(string, string, error) { tr.set(func(t *record.HTTPTrace) *int64 { return &t.ConnectDone }) },
 		TLSHandshakeStart:    func() { tr.set(func(t *record.HTTPTrace) *int64 { return &t.TLSStart }) },
 		TLSHandshakeDone:     func(tls.ConnectionState, error) { tr.set(func(t *record.HTTPTrace) *int64 { return &t.TLSDone }) },
-		WroteRequest:         func(httptrace.WroteRequestInfo) { tr.set(func(t *record.HTTPTrace) *int64 { return &t.WroteRequest }) },
+		WroteRequest: func(httptrace.WroteRequestInfo) {
+			tr.set(func(t *record.HTTPTrace) *int64 { return &t.WroteRequest })
+			if tr.wrote != nil {
+				tr.wrote()
+			}
+		},
 		GotFirstResponseByte: func() { tr.set(func(t *record.HTTPTrace) *int64 { return &t.FirstByte }) },
 	}
 }

@@ -23,10 +23,24 @@ const (
 	EndpointCompletions = "completions"
 )
 
-// Request-rate modes.
+// Arrival patterns (--arrival-pattern, alias --request-rate-mode).
 const (
 	RateConstant = "constant"
 	RatePoisson  = "poisson"
+	RateGamma    = "gamma"
+)
+
+// Model selection strategies (--model-selection-strategy).
+const (
+	ModelRoundRobin = "round_robin"
+	ModelRandom     = "random"
+)
+
+// Readiness probes (--wait-for-model-mode).
+const (
+	WaitModels    = "models"
+	WaitInference = "inference"
+	WaitBoth      = "both"
 )
 
 // Profile is the configuration of one `llmbench profile` run. Its JSON form
@@ -78,6 +92,15 @@ type Endpoint struct {
 	// LegacyMaxTokens sends chat's output limit as max_tokens, not
 	// max_completion_tokens (--use-legacy-max-tokens).
 	LegacyMaxTokens bool `json:"use_legacy_max_tokens,omitempty"`
+	// ModelSelection assigns a model to each request when several are
+	// given: round_robin or random.
+	ModelSelection string `json:"model_selection_strategy"`
+	// WaitForModel, when above 0, probes the server until it is ready (or
+	// fails the run after that long), every WaitInterval, by WaitMode.
+	WaitForModel        time.Duration `json:"-"`
+	WaitForModelSeconds float64       `json:"wait_for_model_timeout,omitempty"`
+	WaitMode            string        `json:"wait_for_model_mode,omitempty"`
+	WaitInterval        time.Duration `json:"-"`
 }
 
 // Input describes the dataset.
@@ -85,12 +108,46 @@ type Input struct {
 	RandomSeed        *int64 `json:"random_seed"`
 	NumDatasetEntries int    `json:"num_dataset_entries"`
 	Prompt            Prompt `json:"prompt"`
+	// File is --input-file (a file, or a directory for random_pool) and
+	// CustomDatasetType its format.
+	File              string `json:"file,omitempty"`
+	CustomDatasetType string `json:"custom_dataset_type,omitempty"`
+	// SamplingStrategy orders the conversations: sequential, random or
+	// shuffle.
+	SamplingStrategy string `json:"dataset_sampling_strategy"`
+	// FixedSchedule sends every conversation at its timestamp; trace
+	// files turn it on unless NoFixedSchedule.
+	FixedSchedule      bool         `json:"fixed_schedule"`
+	NoFixedSchedule    bool         `json:"-"`
+	FixedScheduleAuto  bool         `json:"fixed_schedule_auto_offset"`
+	FixedScheduleStart *float64     `json:"fixed_schedule_start_offset,omitempty"`
+	FixedScheduleEnd   *float64     `json:"fixed_schedule_end_offset,omitempty"`
+	Conversation       Conversation `json:"conversation"`
+	PrefixPrompt       PrefixPrompt `json:"prefix_prompt"`
+	SharedSystemPrompt int          `json:"shared_system_prompt_length,omitempty"`
+}
+
+// Conversation shapes synthetic multi-turn sessions.
+type Conversation struct {
+	TurnMean    float64 `json:"turn_mean"`
+	TurnStddev  float64 `json:"turn_stddev"`
+	DelayMean   float64 `json:"turn_delay_mean"`
+	DelayStddev float64 `json:"turn_delay_stddev"`
+	DelayRatio  float64 `json:"turn_delay_ratio"`
+}
+
+// PrefixPrompt is the pool of prefixes prepended to synthetic prompts.
+type PrefixPrompt struct {
+	PoolSize int `json:"pool_size"`
+	Length   int `json:"length"`
 }
 
 // Prompt holds the synthetic prompt's token-length distributions.
 type Prompt struct {
 	InputTokens  Distribution `json:"input_tokens"`
 	OutputTokens Distribution `json:"output_tokens"`
+	// BlockSize is the tokens per trace hash block.
+	BlockSize int `json:"block_size"`
 }
 
 // Distribution is a normal distribution of a token count.
@@ -112,6 +169,23 @@ type Loadgen struct {
 	BenchmarkDurationSec float64       `json:"benchmark_duration,omitempty"`
 	GracePeriod          time.Duration `json:"-"`
 	GracePeriodSec       float64       `json:"benchmark_grace_period"`
+	// ArrivalSmoothness is gamma arrivals' shape.
+	ArrivalSmoothness float64 `json:"arrival_smoothness,omitempty"`
+	// Ramps and the warm-up's duration.
+	ConcurrencyRamp    time.Duration `json:"-"`
+	RateRamp           time.Duration `json:"-"`
+	WarmupDuration     time.Duration `json:"-"`
+	ConcurrencyRampSec float64       `json:"concurrency_ramp_duration,omitempty"`
+	RateRampSec        float64       `json:"request_rate_ramp_duration,omitempty"`
+	WarmupDurationSec  float64       `json:"warmup_duration,omitempty"`
+	// CancellationRate is the percentage of requests cancelled
+	// CancellationDelay after they were fully sent.
+	CancellationRate     float64       `json:"request_cancellation_rate"`
+	CancellationDelay    time.Duration `json:"-"`
+	CancellationDelaySec float64       `json:"request_cancellation_delay"`
+	// RequestCountGiven says --request-count was on the command line (a
+	// multi-turn run otherwise sends every conversation once).
+	RequestCountGiven bool `json:"-"`
 }
 
 // MultiRun repeats the profile for confidence intervals.
@@ -208,10 +282,16 @@ func Default() Profile {
 			Type:           EndpointChat,
 			URL:            DefaultURL,
 			RequestTimeout: DefaultRequestTimeout,
+			ModelSelection: ModelRoundRobin,
+			WaitMode:       WaitInference,
+			WaitInterval:   5 * time.Second,
 		},
 		Input: Input{
 			NumDatasetEntries: 100,
-			Prompt:            Prompt{InputTokens: Distribution{Mean: 550}},
+			Prompt:            Prompt{InputTokens: Distribution{Mean: 550}, BlockSize: 512},
+			CustomDatasetType: "mooncake_trace",
+			SamplingStrategy:  "sequential",
+			Conversation:      Conversation{TurnMean: 1, DelayRatio: 1},
 		},
 		Loadgen: Loadgen{
 			RequestRateMode: RatePoisson,
@@ -305,6 +385,21 @@ func (p *Profile) Finish() error {
 	if e.RequestTimeout <= 0 {
 		return errors.New("--request-timeout-seconds must be positive")
 	}
+	e.ModelSelection = strings.ReplaceAll(e.ModelSelection, "-", "_")
+	switch e.ModelSelection {
+	case ModelRoundRobin, ModelRandom:
+	default:
+		return fmt.Errorf("--model-selection-strategy %q: use round_robin or random", e.ModelSelection)
+	}
+	switch e.WaitMode {
+	case WaitModels, WaitInference, WaitBoth:
+	default:
+		return fmt.Errorf("--wait-for-model-mode %q: use models, inference or both", e.WaitMode)
+	}
+	if e.WaitForModel < 0 || e.WaitInterval <= 0 {
+		return errors.New("--wait-for-model-timeout cannot be negative and --wait-for-model-interval must be positive")
+	}
+	e.WaitForModelSeconds = e.WaitForModel.Seconds()
 	e.TimeoutSeconds = e.RequestTimeout.Seconds()
 	for _, h := range e.Headers {
 		if _, _, ok := strings.Cut(h, ":"); !ok {
@@ -330,9 +425,29 @@ func (p *Profile) Finish() error {
 	if l.WarmupRequestCount < 0 {
 		return fmt.Errorf("--warmup-request-count %d cannot be negative", l.WarmupRequestCount)
 	}
-	if l.RequestRateMode != RateConstant && l.RequestRateMode != RatePoisson {
-		return fmt.Errorf("--request-rate-mode %q: use constant or poisson", l.RequestRateMode)
+	switch l.RequestRateMode {
+	case RateConstant, RatePoisson:
+	case RateGamma:
+		if l.ArrivalSmoothness == 0 {
+			l.ArrivalSmoothness = 1
+		}
+	default:
+		return fmt.Errorf("--arrival-pattern %q: use constant, poisson or gamma", l.RequestRateMode)
 	}
+	if l.ArrivalSmoothness < 0 || math.IsNaN(l.ArrivalSmoothness) || l.ArrivalSmoothness > 0 && l.RequestRateMode != RateGamma {
+		return fmt.Errorf("--arrival-smoothness %g: it shapes gamma arrivals (--arrival-pattern gamma) and must be positive", l.ArrivalSmoothness)
+	}
+	if l.ConcurrencyRamp < 0 || l.RateRamp < 0 || l.WarmupDuration < 0 || l.CancellationDelay < 0 {
+		return errors.New("--concurrency-ramp-duration, --request-rate-ramp-duration, --warmup-duration and --request-cancellation-delay cannot be negative")
+	}
+	if l.RateRamp > 0 && l.RequestRate == 0 {
+		return errors.New("--request-rate-ramp-duration ramps --request-rate; give one")
+	}
+	if !(l.CancellationRate >= 0 && l.CancellationRate <= 100) {
+		return fmt.Errorf("--request-cancellation-rate %g: a percentage of requests, 0 to 100", l.CancellationRate)
+	}
+	l.ConcurrencyRampSec, l.RateRampSec, l.WarmupDurationSec = l.ConcurrencyRamp.Seconds(), l.RateRamp.Seconds(), l.WarmupDuration.Seconds()
+	l.CancellationDelaySec = l.CancellationDelay.Seconds()
 	if l.Concurrency == 0 && l.RequestRate == 0 {
 		l.Concurrency = 1
 	}
@@ -355,6 +470,9 @@ func (p *Profile) Finish() error {
 	}
 	if in.Prompt.OutputTokens.Mean < 0 || in.Prompt.OutputTokens.Stddev < 0 {
 		return errors.New("--output-tokens-mean and --output-tokens-stddev cannot be negative")
+	}
+	if err := p.finishDataset(); err != nil {
+		return err
 	}
 	if p.Tokenizer.Name == "" {
 		// AIPerf's default: the model's own tokenizer; the built-in server

@@ -115,10 +115,26 @@ func TestValidationErrors(t *testing.T) {
 		{[]string{"-m", "x", "--num-requests", "0"}, "--request-count 0: it must be at least 1"},
 		{[]string{"-m", "x", "--warmup-request-count", "-1"}, "cannot be negative"},
 		{[]string{"-m", "x", "--url", "http://u:hunter2@[::1"}, "not a valid URL"},
-		{[]string{"-m", "x", "--request-rate-mode", "burst"}, "constant or poisson"},
+		{[]string{"-m", "x", "--request-rate-mode", "burst"}, "constant, poisson or gamma"},
 		{[]string{"-m", "x", "--header", "NoColon"}, "Name:Value"},
 		{[]string{"-m", "x", "--tokenizer-revision", ""}, "cannot be empty"},
 		{[]string{"-m", "x", "--isl", "0"}, "at least 1"},
+		{[]string{"-m", "x", "--input-file", "f.jsonl", "--custom-dataset-type", "sharegpt"}, "use mooncake_trace, multi_turn, random_pool, single_turn"},
+		{[]string{"-m", "x", "--dataset-sampling-strategy", "zigzag"}, "sequential, random or shuffle"},
+		{[]string{"-m", "x", "--fixed-schedule"}, "give --input-file"},
+		{[]string{"-m", "x", "--input-file", "f", "--fixed-schedule", "--no-fixed-schedule"}, "contradict"},
+		{[]string{"-m", "x", "--input-file", "f", "--fixed-schedule-auto-offset", "--fixed-schedule-start-offset", "5"}, "cannot be used together"},
+		{[]string{"-m", "x", "--input-file", "f", "--fixed-schedule-start-offset", "50", "--fixed-schedule-end-offset", "10"}, "is before"},
+		{[]string{"-m", "x", "--conversation-turn-mean", "0"}, "at least 1"},
+		{[]string{"-m", "x", "--num-prefix-prompts", "3"}, "needs --prompt-prefix-length"},
+		{[]string{"-m", "x", "--input-file", "f", "--shared-system-prompt-length", "100"}, "brings its own"},
+		{[]string{"-m", "x", "--request-rate", "2", "--arrival-smoothness", "2"}, "--arrival-pattern gamma"},
+		{[]string{"-m", "x", "--request-rate", "2", "--arrival-pattern", "gamma", "--arrival-smoothness", "-1"}, "must be positive"},
+		{[]string{"-m", "x", "--request-rate-ramp-duration", "5"}, "give one"},
+		{[]string{"-m", "x", "--request-cancellation-rate", "150"}, "0 to 100"},
+		{[]string{"-m", "x", "--model-selection-strategy", "weighted"}, "round_robin or random"},
+		{[]string{"-m", "x", "--wait-for-model-mode", "ping"}, "models, inference or both"},
+		{[]string{"-m", "x", "--isl-block-size", "0"}, "at least 1 token"},
 	}
 	for _, tc := range tests {
 		_, err := parse(t, tc.args...)
@@ -329,5 +345,39 @@ func TestTokenizerDefault(t *testing.T) {
 		if p.Tokenizer.Name != tc.want || p.Tokenizer.Revision != "main" {
 			t.Errorf("%v: tokenizer %q revision %q, want %q main", tc.args, p.Tokenizer.Name, p.Tokenizer.Revision, tc.want)
 		}
+	}
+}
+
+// TestWorkloadFlags: AIPerf's names and aliases for datasets, sessions,
+// load shapes and cancellation land in the profile.
+func TestWorkloadFlags(t *testing.T) {
+	p, err := parse(t, "-m", "x", "--input-file", "trace.jsonl", "--custom-dataset-type", "mooncake_trace", "--fixed-schedule-start-offset", "100",
+		"--fixed-schedule-end-offset", "900.5", "--dataset-sampling-strategy", "shuffle", "--isl-block-size", "64",
+		"--session-turns-mean", "3", "--session-turns-stddev", "1", "--session-turn-delay-mean", "200", "--session-delay-ratio", "0.5",
+		"--request-rate", "4", "--request-rate-mode", "gamma", "--vllm-burstiness", "0.5", "--request-rate-ramp-duration", "2.5",
+		"--concurrency", "8", "--concurrency-ramp-duration", "3", "--warmup-duration", "1.5",
+		"--request-cancellation-rate", "12.5", "--request-cancellation-delay", "0.25",
+		"--model-selection-strategy", "round-robin", "--wait-for-model-timeout", "30", "--wait-for-model-mode", "both", "--wait-for-model-interval", "0.5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, l, e := p.Input, p.Loadgen, p.Endpoint
+	if in.File != "trace.jsonl" || in.CustomDatasetType != "mooncake_trace" || *in.FixedScheduleStart != 100 || *in.FixedScheduleEnd != 900.5 ||
+		in.SamplingStrategy != "shuffle" || in.Prompt.BlockSize != 64 {
+		t.Errorf("input %+v", in)
+	}
+	if c := in.Conversation; c.TurnMean != 3 || c.TurnStddev != 1 || c.DelayMean != 200 || c.DelayRatio != 0.5 {
+		t.Errorf("conversation %+v", c)
+	}
+	if l.RequestRateMode != RateGamma || l.ArrivalSmoothness != 0.5 || l.RateRamp != 2500*time.Millisecond || l.ConcurrencyRamp != 3*time.Second ||
+		l.WarmupDuration != 1500*time.Millisecond || l.CancellationRate != 12.5 || l.CancellationDelay != 250*time.Millisecond || l.RequestCountGiven {
+		t.Errorf("loadgen %+v", l)
+	}
+	if e.ModelSelection != ModelRoundRobin || e.WaitForModel != 30*time.Second || e.WaitMode != WaitBoth || e.WaitInterval != 500*time.Millisecond {
+		t.Errorf("endpoint %+v", e)
+	}
+	q, err := parse(t, "-m", "x", "--request-count", "7")
+	if err != nil || !q.Loadgen.RequestCountGiven {
+		t.Errorf("--request-count given: %v %v", q.Loadgen.RequestCountGiven, err)
 	}
 }

@@ -32,6 +32,10 @@ func BindFlags(fs *flag.FlagSet, p *Profile) *Flags {
 	f.vars((*stringValue)(&e.APIKey), "API key sent as 'Authorization: Bearer <key>'; never written to artifacts.", "api-key")
 	f.vars((*appendValue)(&e.Headers), "Extra request header 'Name:Value'; repeatable.", "header", "H")
 	f.vars((*appendValue)(&e.ExtraInputs), "Extra payload field 'name:value' (value parsed as JSON when it is JSON) or a JSON object of fields; repeatable.", "extra-inputs")
+	f.vars((*stringValue)(&e.ModelSelection), "How a request's model is chosen among several: round_robin or random.", "model-selection-strategy")
+	f.vars((*secondsValue)(&e.WaitForModel), "Seconds to wait for the server to be ready before benchmarking (0: do not wait).", "wait-for-model-timeout")
+	f.vars((*stringValue)(&e.WaitMode), "Readiness probe: models (GET /v1/models), inference (a one-token request) or both.", "wait-for-model-mode")
+	f.vars((*secondsValue)(&e.WaitInterval), "Seconds between readiness probes.", "wait-for-model-interval")
 	f.vars(boolValue{&e.LegacyMaxTokens}, "Send chat's output limit as max_tokens instead of max_completion_tokens.", "use-legacy-max-tokens")
 
 	f.vars(&seedValue{&in.RandomSeed}, "Seed for synthetic data and request timing, for reproducible runs.", "random-seed")
@@ -41,9 +45,34 @@ func BindFlags(fs *flag.FlagSet, p *Profile) *Flags {
 	f.vars((*floatValue)(&in.Prompt.OutputTokens.Mean), "Mean output length in tokens, sent as max_completion_tokens (chat) or max_tokens (0: not sent).", "output-tokens-mean", "prompt-output-tokens-mean", "osl")
 	f.vars((*floatValue)(&in.Prompt.OutputTokens.Stddev), "Standard deviation of the output length.", "output-tokens-stddev", "prompt-output-tokens-stddev", "osl-stddev")
 
+	f.vars((*stringValue)(&in.File), "Dataset file (JSONL) to send instead of synthetic prompts; a directory of pools for random_pool.", "input-file")
+	f.vars((*stringValue)(&in.CustomDatasetType), "Format of --input-file: single_turn, multi_turn, random_pool or mooncake_trace (default mooncake_trace).", "custom-dataset-type")
+	f.vars((*stringValue)(&in.SamplingStrategy), "Order the conversations are sent in: sequential, random (with replacement) or shuffle.", "dataset-sampling-strategy")
+	f.vars(boolValue{&in.FixedSchedule}, "Send each request at its timestamp in --input-file (on by default for files with timestamps).", "fixed-schedule")
+	f.vars(boolValue{&in.NoFixedSchedule}, "Ignore the timestamps of a trace file and send it by --concurrency or --request-rate.", "no-fixed-schedule")
+	f.vars(boolValue{&in.FixedScheduleAuto}, "Shift the fixed schedule so that its first timestamp is sent at once.", "fixed-schedule-auto-offset")
+	f.vars(&optionalFloat{&in.FixedScheduleStart}, "Start the fixed schedule at this timestamp (ms); earlier requests are left out.", "fixed-schedule-start-offset")
+	f.vars(&optionalFloat{&in.FixedScheduleEnd}, "End the fixed schedule at this timestamp (ms); later requests are left out.", "fixed-schedule-end-offset")
+	f.vars((*intValue)(&in.Prompt.BlockSize), "Tokens per trace hash block (mooncake_trace hash_ids).", "prompt-input-tokens-block-size", "synthetic-input-tokens-block-size", "isl-block-size")
+	cv := &in.Conversation
+	f.vars((*floatValue)(&cv.TurnMean), "Mean number of turns of a synthetic conversation.", "conversation-turn-mean", "session-turns-mean")
+	f.vars((*floatValue)(&cv.TurnStddev), "Standard deviation of the number of turns.", "conversation-turn-stddev", "session-turns-stddev")
+	f.vars((*floatValue)(&cv.DelayMean), "Mean delay before each later turn, ms (the user's think time).", "conversation-turn-delay-mean", "session-turn-delay-mean")
+	f.vars((*floatValue)(&cv.DelayStddev), "Standard deviation of the turn delay, ms.", "conversation-turn-delay-stddev", "session-turn-delay-stddev")
+	f.vars((*floatValue)(&cv.DelayRatio), "Factor applied to every turn delay, the file's too.", "conversation-turn-delay-ratio", "session-delay-ratio")
+	f.vars((*intValue)(&in.PrefixPrompt.PoolSize), "Number of distinct prefixes; each conversation's first prompt starts with one (for prefix-cache tests).", "prompt-prefix-pool-size", "prefix-prompt-pool-size", "num-prefix-prompts")
+	f.vars((*intValue)(&in.PrefixPrompt.Length), "Tokens in each prefix.", "prompt-prefix-length", "prefix-prompt-length")
+	f.vars((*intValue)(&in.SharedSystemPrompt), "Tokens of a system prompt every conversation shares.", "shared-system-prompt-length")
+
 	f.vars((*intValue)(&l.Concurrency), "Requests kept in flight (with --request-rate: the most in flight).", "concurrency")
 	f.vars((*floatValue)(&l.RequestRate), "Requests per second to send.", "request-rate")
-	f.vars((*stringValue)(&l.RequestRateMode), "Arrival process with --request-rate: constant or poisson.", "request-rate-mode")
+	f.vars((*stringValue)(&l.RequestRateMode), "Arrival process with --request-rate: constant, poisson or gamma.", "arrival-pattern", "request-rate-mode")
+	f.vars((*floatValue)(&l.ArrivalSmoothness), "Shape of gamma arrivals: 1 is Poisson, larger more regular, smaller burstier (default 1).", "arrival-smoothness", "vllm-burstiness")
+	f.vars((*secondsValue)(&l.ConcurrencyRamp), "Seconds to ramp the concurrency from 1 to --concurrency.", "concurrency-ramp-duration")
+	f.vars((*secondsValue)(&l.RateRamp), "Seconds to ramp the request rate up to --request-rate.", "request-rate-ramp-duration")
+	f.vars((*secondsValue)(&l.WarmupDuration), "Longest duration of the warm-up, seconds (alone: warm up for that long).", "warmup-duration")
+	f.vars((*floatValue)(&l.CancellationRate), "Percentage of requests to cancel (0-100).", "request-cancellation-rate")
+	f.vars((*secondsValue)(&l.CancellationDelay), "Seconds after a request is fully sent before it is cancelled.", "request-cancellation-delay")
 	f.vars((*intValue)(&l.RequestCount), "Number of requests to measure (default max(10, 2 x concurrency) when no --benchmark-duration).", "request-count", "num-requests")
 	f.vars((*intValue)(&l.WarmupRequestCount), "Requests sent before measuring; excluded from metrics.", "warmup-request-count", "num-warmup-requests")
 	f.vars((*secondsValue)(&l.BenchmarkDuration), "Measure for this many seconds instead of a request count.", "benchmark-duration")
@@ -276,6 +305,25 @@ type appendValue []string
 
 func (a *appendValue) Set(v string) error { *a = append(*a, v); return nil }
 func (a *appendValue) String() string     { return strings.Join(*a, " ") }
+
+// optionalFloat is a number that may be absent.
+type optionalFloat struct{ p **float64 }
+
+func (o *optionalFloat) Set(v string) error {
+	x, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err != nil {
+		return fmt.Errorf("%q is not a number", v)
+	}
+	*o.p = &x
+	return nil
+}
+
+func (o *optionalFloat) String() string {
+	if o.p == nil || *o.p == nil {
+		return ""
+	}
+	return strconv.FormatFloat(**o.p, 'g', -1, 64)
+}
 
 type seedValue struct{ p **int64 }
 

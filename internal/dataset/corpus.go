@@ -49,6 +49,43 @@ func (c *Corpus) Tokens() int { return len(c.ids) }
 // until the count is exact; should no window of eight starts reach it, the
 // closest text is returned with its true count, never a wrong one.
 func (c *Corpus) Text(rng *rand.Rand, n int) (string, int) {
+	return c.fit(rng, n, func(text string) int { return c.tok.Count(text) })
+}
+
+// TextAfter returns text to follow head such that head+text counts
+// exactly total tokens, and the count head+text really has. It is how a
+// prompt that starts with shared blocks (a prefix, a trace's hash blocks)
+// still has its exact length: the blocks stay byte-identical and the tail
+// absorbs whatever the tokenizer merges across the join. When head alone
+// reaches total, text is empty.
+func (c *Corpus) TextAfter(rng *rand.Rand, head string, total int) (string, int) {
+	headCount := c.tok.Count(head)
+	if total <= headCount {
+		return "", headCount
+	}
+	// Only the end of head can merge with the tail: count the tail with
+	// head's last few hundred bytes (cut at a space) while searching, and
+	// the whole prompt once at the end.
+	cut := 0
+	if len(head) > 256 {
+		cut = len(head) - 256
+		if i := strings.IndexByte(head[cut:], ' '); i >= 0 {
+			cut += i
+		}
+	}
+	stem, stemCount := head[:cut], 0
+	if cut > 0 {
+		stemCount = c.tok.Count(stem)
+	}
+	end := head[cut:]
+	text, _ := c.fit(rng, total-headCount, func(text string) int {
+		return stemCount + c.tok.Count(end+text) - headCount
+	})
+	return text, c.tok.Count(head + text)
+}
+
+// fit searches windows of the corpus for one whose count (by count) is n.
+func (c *Corpus) fit(rng *rand.Rand, n int, count func(string) int) (string, int) {
 	if n <= 0 || len(c.ids) == 0 {
 		return "", 0
 	}
@@ -60,7 +97,7 @@ func (c *Corpus) Text(rng *rand.Rand, n int) (string, int) {
 		for range 6 {
 			buf = c.window(buf[:0], start, k)
 			text := wholeRunes(c.tok.Decode(buf))
-			got := c.tok.Count(text)
+			got := count(text)
 			if got == n {
 				return text, n
 			}

@@ -1,6 +1,7 @@
-// Package dataset produces the inputs a run sends: synthetic prompts of
-// exact token lengths today, user datasets and traces later. It knows
-// nothing of HTTP or payload formats.
+// Package dataset produces the conversations a run sends: synthetic ones
+// cut from an embedded corpus to exact token lengths, or read from the
+// user's files (single_turn, multi_turn, random_pool, mooncake_trace), and
+// the order they are sampled in. It knows nothing of HTTP or payloads.
 package dataset
 
 import (
@@ -9,43 +10,79 @@ import (
 	"math/rand/v2"
 )
 
-// Entry is one prompt of the dataset, with the lengths it was made for.
-type Entry struct {
-	ConversationID string
-	Prompt         string
-	// InputTokens is Prompt's length by the tokenizer that made it.
-	InputTokens int
-	// MaxTokens is the output length to request, or 0 to leave it to the server.
-	MaxTokens int
-}
-
 // Synthetic describes a synthetic dataset.
 type Synthetic struct {
-	Entries                int
+	// Conversations is how many distinct conversations to make.
+	Conversations          int
 	InputMean, InputStddev float64
 	// OutputMean 0 means no max_tokens.
 	OutputMean, OutputStddev float64
-	Seed                     uint64
+	// TurnMean and TurnStddev give each conversation's number of turns
+	// (at least 1); DelayMean and DelayStddev the think time before every
+	// turn after the first, in milliseconds, scaled by DelayRatio.
+	TurnMean, TurnStddev   float64
+	DelayMean, DelayStddev float64
+	DelayRatio             float64
+	// PrefixPool prefixes of PrefixLength tokens are made, and every
+	// conversation's first turn starts with one of them, chosen at random.
+	PrefixPool, PrefixLength int
+	// SharedSystemLength, when set, is the length of one system message
+	// every conversation shares.
+	SharedSystemLength int
+	Seed               uint64
 }
 
-// Generate makes the dataset from the corpus: each prompt a window of it
-// of exactly the drawn token count. The same Synthetic and corpus always
-// give the same entries.
-func (s Synthetic) Generate(corpus *Corpus) ([]Entry, error) {
-	if s.Entries <= 0 {
-		return nil, fmt.Errorf("synthetic dataset: %d entries requested, need at least 1", s.Entries)
+// Generate makes the dataset from the corpus: each turn a window of it of
+// exactly the drawn token count (a turn with a prefix counts the prefix's
+// tokens and its own). The same Synthetic and corpus always give the same
+// conversations.
+func (s Synthetic) Generate(corpus *Corpus) ([]Conversation, error) {
+	if s.Conversations <= 0 {
+		return nil, fmt.Errorf("synthetic dataset: %d conversations requested, need at least 1", s.Conversations)
+	}
+	if s.PrefixPool > 0 && s.PrefixLength <= 0 {
+		return nil, fmt.Errorf("synthetic dataset: a prefix pool of %d needs a prefix length of at least 1 token", s.PrefixPool)
 	}
 	rng := rand.New(rand.NewPCG(s.Seed, 0x6c6c6d62656e6368)) // "llmbench"
-	entries := make([]Entry, s.Entries)
-	for i := range entries {
-		prompt, count := corpus.Text(rng, SampleLength(rng, s.InputMean, s.InputStddev))
-		e := Entry{ConversationID: fmt.Sprintf("session_%06d", i), Prompt: prompt, InputTokens: count}
-		if s.OutputMean > 0 {
-			e.MaxTokens = SampleLength(rng, s.OutputMean, s.OutputStddev)
-		}
-		entries[i] = e
+	var system string
+	var systemTokens int
+	if s.SharedSystemLength > 0 {
+		system, systemTokens = corpus.Text(rng, s.SharedSystemLength)
 	}
-	return entries, nil
+	prefixes := make([]string, s.PrefixPool)
+	for i := range prefixes {
+		p, _ := corpus.Text(rng, s.PrefixLength)
+		prefixes[i] = p + " "
+	}
+	ratio := s.DelayRatio
+	if ratio == 0 {
+		ratio = 1
+	}
+	convs := make([]Conversation, s.Conversations)
+	for i := range convs {
+		c := Conversation{ID: fmt.Sprintf("session_%06d", i), System: system, SystemTokens: systemTokens}
+		turns := SampleLength(rng, max(s.TurnMean, 1), s.TurnStddev)
+		for t := range turns {
+			var turn Turn
+			n := SampleLength(rng, s.InputMean, s.InputStddev)
+			if t == 0 && len(prefixes) > 0 {
+				prefix := prefixes[rng.IntN(len(prefixes))]
+				tail, count := corpus.TextAfter(rng, prefix, s.PrefixLength+n)
+				turn.Text, turn.InputTokens = prefix+tail, count
+			} else {
+				turn.Text, turn.InputTokens = corpus.Text(rng, n)
+			}
+			if s.OutputMean > 0 {
+				turn.MaxTokens = SampleLength(rng, s.OutputMean, s.OutputStddev)
+			}
+			if t > 0 && (s.DelayMean > 0 || s.DelayStddev > 0) {
+				turn.DelayMs = ratio * max(0, s.DelayMean+rng.NormFloat64()*s.DelayStddev)
+			}
+			c.Turns = append(c.Turns, turn)
+		}
+		convs[i] = c
+	}
+	return convs, nil
 }
 
 // SampleLength draws a token count from a normal distribution, rounded to

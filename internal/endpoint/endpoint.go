@@ -42,8 +42,12 @@ func (k Kind) Path() string {
 
 // Input is what one request asks for.
 type Input struct {
-	Model     string
+	Model string
+	// Prompt is the user's message; System a system message before the
+	// conversation (chat) and History the turns before this one.
 	Prompt    string
+	System    string
+	History   []Message
 	MaxTokens int // 0: not sent
 	Streaming bool
 	// LegacyMaxTokens sends a chat request's limit as max_tokens instead
@@ -56,6 +60,12 @@ type Input struct {
 	// Extra fields merged into the body in order: one with a built key
 	// replaces its value where it stands, others are appended.
 	Extra []Field
+}
+
+// Message is one earlier message of a conversation.
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
 }
 
 // Field is one member of a JSON object, its value already encoded.
@@ -80,14 +90,32 @@ func (k Kind) Body(in Input) ([]byte, error) {
 	limitKey := "max_tokens"
 	switch k {
 	case Chat:
-		if err := add("messages", []chatMessage{{Role: "user", Content: in.Prompt}}); err != nil {
+		msgs := make([]Message, 0, len(in.History)+2)
+		if in.System != "" {
+			msgs = append(msgs, Message{Role: "system", Content: in.System})
+		}
+		msgs = append(msgs, in.History...)
+		if err := add("messages", append(msgs, Message{Role: "user", Content: in.Prompt})); err != nil {
 			return nil, err
 		}
 		if !in.LegacyMaxTokens {
 			limitKey = "max_completion_tokens"
 		}
 	case Completions:
-		if err := add("prompt", in.Prompt); err != nil {
+		// A completions prompt has no roles: the conversation so far, one
+		// message a line, then the new turn.
+		prompt := in.Prompt
+		if in.System != "" || len(in.History) > 0 {
+			parts := make([]string, 0, len(in.History)+2)
+			if in.System != "" {
+				parts = append(parts, in.System)
+			}
+			for _, m := range in.History {
+				parts = append(parts, m.Content)
+			}
+			prompt = strings.Join(append(parts, in.Prompt), "\n")
+		}
+		if err := add("prompt", prompt); err != nil {
 			return nil, err
 		}
 	default:
@@ -117,11 +145,6 @@ func (k Kind) Body(in Input) ([]byte, error) {
 		b = append(append(append(b, key...), ':'), f.Value...)
 	}
 	return append(b, '}'), nil
-}
-
-type chatMessage struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
 }
 
 // ParseExtraInputs turns --extra-inputs values into payload fields, in the

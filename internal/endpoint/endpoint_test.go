@@ -143,3 +143,22 @@ func BenchmarkParseChunk(b *testing.B) {
 		}
 	}
 }
+
+// TestBodyWithHistory: a later turn carries the system message, the
+// earlier turns and answers, then the new user message; completions, which
+// have no roles, get them one a line.
+func TestBodyWithHistory(t *testing.T) {
+	in := Input{Model: "m", Prompt: "and then?", System: "be brief", History: []Message{{"user", "hi"}, {"assistant", "hello \"you\""}}}
+	got, err := Chat.Body(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"messages":[{"role":"system","content":"be brief"},{"role":"user","content":"hi"},{"role":"assistant","content":"hello \"you\""},{"role":"user","content":"and then?"}],"model":"m","stream":false}`
+	if string(got) != want {
+		t.Errorf("chat body\n%s\nwant\n%s", got, want)
+	}
+	got, _ = Completions.Body(in)
+	if want := `{"prompt":"be brief\nhi\nhello \"you\"\nand then?","model":"m","stream":false}`; string(got) != want {
+		t.Errorf("completions body\n%s\nwant\n%s", got, want)
+	}
+}

@@ -15,20 +15,31 @@ import (
 	"github.com/llmbench/llmbench/internal/record"
 )
 
-// Plan is the load to generate.
+// Plan is the load to generate. A job is a session: one request, or all
+// the turns of a conversation, sent by the Sender one after the other.
 type Plan struct {
-	// Concurrency is the number of requests in flight in concurrency mode,
+	// Concurrency is the number of sessions in flight in concurrency mode,
 	// or the most in flight in rate mode (0: no cap).
 	Concurrency int
-	// Rate is requests per second; 0 selects concurrency mode.
-	Rate    float64
-	Poisson bool
-	// Count is the number of profiling requests; 0 means unlimited, ended
+	// Rate is sessions started per second; 0 selects concurrency mode.
+	Rate float64
+	// Arrivals draws the gaps between sessions in rate mode (nil: Poisson).
+	Arrivals Arrivals
+	// ConcurrencyRamp opens the Concurrency slots one by one over this long
+	// (the first at once); RateRamp climbs the rate linearly to Rate.
+	ConcurrencyRamp, RateRamp time.Duration
+	// Times, when set, is a fixed schedule: profiling job i is due Times[i]
+	// after the phase starts, and Count is len(Times).
+	Times []time.Duration
+	// Count is the number of profiling sessions; 0 means unlimited, ended
 	// by Duration.
 	Count int
-	// Warmup requests are sent first, with the same load shape.
-	Warmup int
-	// Duration, when set, stops issuing profiling requests after that long.
+	// Warmup sessions are sent first, with the same load shape (never on
+	// a fixed schedule: by concurrency or rate), for at most
+	// WarmupDuration when that is set (then Warmup 0 means no count).
+	Warmup         int
+	WarmupDuration time.Duration
+	// Duration, when set, stops issuing profiling sessions after that long.
 	Duration time.Duration
 	// Grace is how long requests in flight at Duration may still finish
 	// before they are cancelled.
@@ -39,9 +50,11 @@ type Plan struct {
 // Validate reports a plan that cannot run.
 func (p Plan) Validate() error {
 	switch {
-	case p.Rate < 0 || p.Concurrency < 0 || p.Count < 0 || p.Warmup < 0:
-		return errors.New("schedule: negative rate, concurrency or count")
-	case p.Rate == 0 && p.Concurrency == 0:
+	case p.Rate < 0 || p.Concurrency < 0 || p.Count < 0 || p.Warmup < 0 || p.WarmupDuration < 0:
+		return errors.New("schedule: negative rate, concurrency, count or duration")
+	case p.Times != nil && p.Count != len(p.Times):
+		return errors.New("schedule: a fixed schedule's count is its number of times")
+	case p.Times == nil && p.Rate == 0 && p.Concurrency == 0:
 		return errors.New("schedule: need a concurrency or a request rate")
 	case p.Count == 0 && p.Duration <= 0:
 		return errors.New("schedule: need a request count or a duration")
@@ -62,6 +75,11 @@ type Job struct {
 	// Scheduled is true when Due was fixed in advance (rate mode): then
 	// latencies measured from Due are free of coordinated omission.
 	Scheduled bool
+	// PhaseStart is when the job's phase began: a fixed schedule's later
+	// turns are due relative to it. PhaseIndex is the job's number within
+	// its phase (on a fixed schedule, the index into Times).
+	PhaseStart time.Time
+	PhaseIndex int
 }
 
 // Sender sends one request and records it, returning when it is done. It
@@ -82,11 +100,14 @@ type Outcome struct {
 	Sent int
 }
 
-// Run generates the load, calling send for every request, and returns when
-// every request sent has finished.
+// Run generates the load, calling send for every session, and returns
+// when every session sent has finished.
 func Run(ctx context.Context, p Plan, send Sender, obs Observer) (Outcome, error) {
 	if err := p.Validate(); err != nil {
 		return Outcome{}, err
+	}
+	if p.Arrivals == nil {
+		p.Arrivals = poissonArrivals{}
 	}
 	var sent atomic.Int64
 	counted := func(c context.Context, j Job) {
@@ -94,11 +115,17 @@ func Run(ctx context.Context, p Plan, send Sender, obs Observer) (Outcome, error
 		send(c, j)
 	}
 	rng := rand.New(rand.NewPCG(p.Seed, 0x7363686564756c65)) // "schedule"
-	if p.Warmup > 0 && ctx.Err() == nil {
-		runPhase(ctx, p, record.PhaseWarmup, 0, p.Warmup, 0, rng, counted, obs)
+	if (p.Warmup > 0 || p.WarmupDuration > 0) && ctx.Err() == nil {
+		warm := p
+		warm.Times = nil
+		if warm.Rate == 0 && warm.Concurrency == 0 {
+			warm.Concurrency = 1 // a fixed schedule warms up one at a time
+		}
+		runPhase(ctx, warm, record.PhaseWarmup, 0, p.Warmup, p.WarmupDuration, rng, counted, obs)
 	}
 	if ctx.Err() == nil {
-		runPhase(ctx, p, record.PhaseProfiling, p.Warmup, p.Count, p.Duration, rng, counted, obs)
+		first := int(sent.Load()) // a warm-up by duration sent an unknown number
+		runPhase(ctx, p, record.PhaseProfiling, first, p.Count, p.Duration, rng, counted, obs)
 	}
 	return Outcome{Cancelled: ctx.Err() != nil, Sent: int(sent.Load())}, nil
 }
@@ -121,10 +148,19 @@ func runPhase(ctx context.Context, p Plan, phase record.Phase, first, count int,
 		defer t2.Stop()
 	}
 
-	if p.Rate > 0 {
-		byRate(issueCtx, reqCtx, p, first, count, start, rng, phase, send)
-	} else {
-		byConcurrency(issueCtx, reqCtx, p.Concurrency, first, count, phase, send)
+	switch {
+	case p.Times != nil:
+		times := p.Times
+		byRate(issueCtx, reqCtx, p, first, count, start, func(i int, _ time.Duration) time.Duration { return times[i] }, phase, send)
+	case p.Rate > 0:
+		byRate(issueCtx, reqCtx, p, first, count, start, func(i int, at time.Duration) time.Duration {
+			if i == 0 {
+				return 0
+			}
+			return at + p.Arrivals.Gap(rng, rateAt(p.Rate, p.RateRamp, at))
+		}, phase, send)
+	default:
+		byConcurrency(issueCtx, reqCtx, p.Concurrency, p.ConcurrencyRamp, first, count, start, phase, send)
 	}
 	if obs.PhaseEnd != nil {
 		obs.PhaseEnd(phase, time.Now())
@@ -141,23 +177,32 @@ func issuing(issueCtx, reqCtx context.Context) bool {
 	return issueCtx.Err() == nil && reqCtx.Err() == nil
 }
 
-// byConcurrency keeps exactly n requests in flight: n workers, each sending
-// its next request as soon as its last one finishes.
-func byConcurrency(issueCtx, reqCtx context.Context, n, first, count int, phase record.Phase, send Sender) {
+// byConcurrency keeps exactly n sessions in flight: n workers, each
+// sending its next session as soon as its last one finishes; on a ramp
+// worker k starts at slotOpens(k).
+func byConcurrency(issueCtx, reqCtx context.Context, n int, ramp time.Duration, first, count int, start time.Time, phase record.Phase, send Sender) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	if count > 0 {
 		n = min(n, count)
 	}
-	for range n {
+	for k := range n {
 		wg.Go(func() {
+			if opens := slotOpens(k, n, ramp); opens > 0 {
+				w := newWaiter(issueCtx)
+				ok := w.until(start.Add(opens))
+				w.stop()
+				if !ok {
+					return
+				}
+			}
 			freed := time.Now()
 			for issuing(issueCtx, reqCtx) {
 				i := int(next.Add(1) - 1)
 				if count > 0 && i >= count {
 					return
 				}
-				send(reqCtx, Job{Index: first + i, Phase: phase, Due: freed})
+				send(reqCtx, Job{Index: first + i, Phase: phase, Due: freed, PhaseStart: start, PhaseIndex: i})
 				freed = time.Now()
 			}
 		})
@@ -165,9 +210,10 @@ func byConcurrency(issueCtx, reqCtx context.Context, n, first, count int, phase 
 	wg.Wait()
 }
 
-// byRate sends requests at scheduled instants measured from start, so a
-// late send does not delay the ones after it.
-func byRate(issueCtx, reqCtx context.Context, p Plan, first, count int, start time.Time, rng *rand.Rand, phase record.Phase, send Sender) {
+// byRate sends sessions at scheduled instants measured from start, so a
+// late send does not delay the ones after it: job i is due at(i, the
+// previous job's offset).
+func byRate(issueCtx, reqCtx context.Context, p Plan, first, count int, start time.Time, at func(i int, prev time.Duration) time.Duration, phase record.Phase, send Sender) {
 	var slots chan struct{}
 	if p.Concurrency > 0 {
 		slots = make(chan struct{}, p.Concurrency)
@@ -176,12 +222,10 @@ func byRate(issueCtx, reqCtx context.Context, p Plan, first, count int, start ti
 	defer wg.Wait()
 	w := newWaiter(issueCtx)
 	defer w.stop()
-	at := time.Duration(0)
+	offset := time.Duration(0)
 	for i := 0; count == 0 || i < count; i++ {
-		if i > 0 {
-			at += Interval(rng, p.Rate, p.Poisson)
-		}
-		due := start.Add(at)
+		offset = at(i, offset)
+		due := start.Add(offset)
 		if !w.until(due) || !issuing(issueCtx, reqCtx) {
 			return
 		}
@@ -198,7 +242,7 @@ func byRate(issueCtx, reqCtx context.Context, p Plan, first, count int, start ti
 			}
 			return
 		}
-		job := Job{Index: first + i, Phase: phase, Due: due, Scheduled: true}
+		job := Job{Index: first + i, Phase: phase, Due: due, Scheduled: true, PhaseStart: start, PhaseIndex: i}
 		wg.Go(func() {
 			send(reqCtx, job)
 			if slots != nil {
@@ -206,13 +250,4 @@ func byRate(issueCtx, reqCtx context.Context, p Plan, first, count int, start ti
 			}
 		})
 	}
-}
-
-// Interval is the gap before the next request: 1/rate, or for a Poisson
-// process an exponentially distributed gap with mean 1/rate.
-func Interval(rng *rand.Rand, rate float64, poisson bool) time.Duration {
-	if poisson {
-		return time.Duration(rng.ExpFloat64() / rate * float64(time.Second))
-	}
-	return time.Duration(float64(time.Second) / rate)
 }

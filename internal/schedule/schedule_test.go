@@ -205,17 +205,19 @@ func TestValidate(t *testing.T) {
 // the loops send nothing. Before, they spun through every remaining
 // request, each cancelled at once (seen once in 1,500 loaded runs of
 // TestCancelAccountsEveryRequest: 1,002 sent in 40 ms).
+func everyMicro(i int, _ time.Duration) time.Duration { return time.Duration(i) * time.Microsecond }
+
 func TestNoIssuingWhileRequestsAreCancelled(t *testing.T) {
 	issueCtx := context.Background()
 	reqCtx, cancel := context.WithCancel(context.Background())
 	cancel()
 	for name, run := range map[string]func(Sender){
-		"concurrency": func(s Sender) { byConcurrency(issueCtx, reqCtx, 3, 0, 1000, record.PhaseProfiling, s) },
+		"concurrency": func(s Sender) { byConcurrency(issueCtx, reqCtx, 3, 0, 0, 1000, time.Now(), record.PhaseProfiling, s) },
 		"rate": func(s Sender) {
-			byRate(issueCtx, reqCtx, Plan{Rate: 1e6}, 0, 1000, time.Now(), rand.New(rand.NewPCG(1, 2)), record.PhaseProfiling, s)
+			byRate(issueCtx, reqCtx, Plan{Rate: 1e6}, 0, 1000, time.Now(), everyMicro, record.PhaseProfiling, s)
 		},
 		"rate capped": func(s Sender) {
-			byRate(issueCtx, reqCtx, Plan{Rate: 1e6, Concurrency: 2}, 0, 1000, time.Now(), rand.New(rand.NewPCG(1, 2)), record.PhaseProfiling, s)
+			byRate(issueCtx, reqCtx, Plan{Rate: 1e6, Concurrency: 2}, 0, 1000, time.Now(), everyMicro, record.PhaseProfiling, s)
 		},
 	} {
 		var sent atomic.Int64
@@ -242,7 +244,7 @@ func TestJobsCarryWhenTheyWereDue(t *testing.T) {
 	}
 	obs := Observer{PhaseStart: func(_ record.Phase, at time.Time) { phaseStart = at }}
 	const n, rate = 40, 400.0
-	if _, err := Run(context.Background(), Plan{Rate: rate, Poisson: true, Count: n, Seed: 7}, keep, obs); err != nil {
+	if _, err := Run(context.Background(), Plan{Rate: rate, Arrivals: poissonArrivals{}, Count: n, Seed: 7}, keep, obs); err != nil {
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(7, 0x7363686564756c65))

@@ -1,0 +1,174 @@
+package benchmark
+
+import (
+	"context"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/llmbench/llmbench/internal/client"
+	"github.com/llmbench/llmbench/internal/config"
+	"github.com/llmbench/llmbench/internal/dataset"
+	"github.com/llmbench/llmbench/internal/endpoint"
+	"github.com/llmbench/llmbench/internal/record"
+	"github.com/llmbench/llmbench/internal/schedule"
+	"github.com/llmbench/llmbench/internal/tokenizer"
+	"github.com/llmbench/llmbench/internal/ui"
+)
+
+// requester runs the sessions the schedule starts: each conversation's
+// turns one after the other, each with the conversation so far, and hands
+// every request's record over.
+type requester struct {
+	p        config.Profile
+	in       *inputs
+	client   *client.Client
+	tok      tokenizer.Tokenizer
+	counters *ui.Counters
+	records  chan<- *record.Record
+	clock    record.Clock
+	// requests numbers the requests across the run (session_num);
+	// budget counts down the requests a budgeted run may still send.
+	requests atomic.Int64
+	budget   atomic.Int64
+	mu       sync.Mutex
+	rng      *rand.Rand // ids, models, cancellations
+}
+
+func newRequester(p config.Profile, in *inputs, cl *client.Client, tok tokenizer.Tokenizer, clock record.Clock, counters *ui.Counters, c *collector, seed uint64) *requester {
+	q := &requester{p: p, in: in, client: cl, tok: tok, clock: clock, counters: counters, records: c.done,
+		rng: rand.New(rand.NewPCG(seed, 0x7265717565737473))} // "requests"
+	q.budget.Store(int64(in.budget))
+	return q
+}
+
+// draw is what one request decides at random, under one lock.
+type draw struct {
+	requestID, correlationID string
+	model                    string
+	cancel                   bool
+}
+
+func (q *requester) draw(n int64, session bool) draw {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	var d draw
+	d.requestID = record.UUID(q.rng.Uint64(), q.rng.Uint64())
+	if session {
+		d.correlationID = record.UUID(q.rng.Uint64(), q.rng.Uint64())
+	}
+	models := q.in.models
+	switch {
+	case len(models) == 1:
+		d.model = models[0]
+	case q.p.Endpoint.ModelSelection == config.ModelRandom:
+		d.model = models[q.rng.IntN(len(models))]
+	default:
+		d.model = models[n%int64(len(models))]
+	}
+	if rate := q.p.Loadgen.CancellationRate; rate > 0 {
+		d.cancel = q.rng.Float64()*100 < rate
+	}
+	return d
+}
+
+// conversation is the one a job sends: on a fixed schedule the job's own,
+// else the sampler's next.
+func (q *requester) conversation(job schedule.Job) *dataset.Conversation {
+	if q.in.times != nil && job.Phase == record.PhaseProfiling {
+		return &q.in.convs[job.PhaseIndex]
+	}
+	return &q.in.convs[q.in.sampler.Next()]
+}
+
+// send runs one session. Turns after the first wait for the previous
+// answer and then their delay (or, on a fixed schedule, their
+// timestamp); a session stops early when the run ends or its request
+// budget is spent. A failed turn does not end it: the next turn carries
+// whatever answer arrived.
+func (q *requester) send(ctx context.Context, job schedule.Job) {
+	conv := q.conversation(job)
+	var history []endpoint.Message
+	historyTokens := conv.SystemTokens
+	var correlationID string
+	for t := range conv.Turns {
+		turn := &conv.Turns[t]
+		due, scheduled := job.Due, job.Scheduled
+		if t > 0 {
+			due, scheduled = q.turnDue(job, turn)
+			if !sleepUntil(ctx, due) {
+				return
+			}
+		}
+		if q.in.budget > 0 && q.budget.Add(-1) < 0 {
+			return
+		}
+		n := q.requests.Add(1) - 1
+		d := q.draw(n, t == 0)
+		if t == 0 {
+			correlationID = d.correlationID
+		}
+		body, err := q.in.body(q.p, d.model, conv.System, history, *turn)
+		r := &record.Record{
+			SessionNum: int(n), ConversationID: conv.ID, CorrelationID: correlationID, TurnIndex: t, XRequestID: d.requestID, Phase: job.Phase,
+			InputTokens: historyTokens + turn.InputTokens, RequestedOutputTokens: turn.MaxTokens, Scheduled: scheduled,
+		}
+		if !due.IsZero() {
+			r.CreditIssuedPerf = q.clock.Perf(due)
+		}
+		q.counters.Sent.Add(1)
+		switch {
+		case err != nil:
+			// A body that cannot be built (an extra that clashes) is a
+			// failed request, recorded like any other.
+			r.StartPerf, r.EndPerf = q.clock.Now(), q.clock.Now()
+			r.Err = &record.Error{Type: record.ErrMalformed, Message: "build the request body: " + err.Error()}
+		case d.cancel:
+			q.client.DoCancelAfter(ctx, r, body, q.p.Loadgen.CancellationDelay)
+		default:
+			q.client.Do(ctx, r, body)
+		}
+		if r.Valid() {
+			q.counters.Completed.Add(1)
+		} else {
+			q.counters.Errors.Add(1)
+		}
+		if t+1 < len(conv.Turns) {
+			history = append(history, endpoint.Message{Role: "user", Content: turn.Text}, endpoint.Message{Role: "assistant", Content: r.OutputText})
+			historyTokens += turn.InputTokens + q.tok.Count(r.OutputText)
+		}
+		q.records <- r
+		if ctx.Err() != nil {
+			return
+		}
+	}
+}
+
+// turnDue is when a later turn goes out: at its timestamp on a fixed
+// schedule (never before the previous answer), else its delay after now.
+func (q *requester) turnDue(job schedule.Job, turn *dataset.Turn) (time.Time, bool) {
+	if q.in.times != nil && job.Phase == record.PhaseProfiling && turn.HasTimestamp {
+		if at := job.PhaseStart.Add(q.in.offset(turn.TimestampMs)); at.After(time.Now()) {
+			return at, true
+		}
+		return time.Now(), false
+	}
+	return time.Now().Add(time.Duration(turn.DelayMs * float64(time.Millisecond))), false
+}
+
+// sleepUntil waits until t; false when ctx ended first.
+func sleepUntil(ctx context.Context, t time.Time) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

@@ -1,0 +1,66 @@
+package dataset
+
+import "encoding/json"
+
+// Conversation is one session of the dataset: its turns are sent one after
+// the other, each with the conversation so far (the earlier turns and the
+// server's answers to them).
+type Conversation struct {
+	// ID names the conversation (conversation_id in the records).
+	ID string
+	// System is a system message sent before every turn ("" for none),
+	// and SystemTokens its length.
+	System       string
+	SystemTokens int
+	Turns        []Turn
+}
+
+// Turn is one request of a conversation, before any history is added.
+type Turn struct {
+	Text string
+	// InputTokens is Text's length by the tokenizer that made or read it.
+	InputTokens int
+	// MaxTokens is the output length to request, or 0 to leave it to the
+	// server.
+	MaxTokens int
+	// TimestampMs is when the turn is due on a fixed schedule, in
+	// milliseconds; HasTimestamp says the turn has one.
+	TimestampMs  float64
+	HasTimestamp bool
+	// DelayMs is the wait after the previous turn's answer before this
+	// turn is sent (the user's think time).
+	DelayMs float64
+	// Extra is a JSON object shallow-merged into the request body, its
+	// keys winning over --extra-inputs; nil for none.
+	Extra json.RawMessage
+}
+
+// Requests counts the turns of conversations.
+func Requests(convs []Conversation) int {
+	n := 0
+	for _, c := range convs {
+		n += len(c.Turns)
+	}
+	return n
+}
+
+// MultiTurn reports whether any conversation has more than one turn.
+func MultiTurn(convs []Conversation) bool {
+	for _, c := range convs {
+		if len(c.Turns) > 1 {
+			return true
+		}
+	}
+	return false
+}
+
+// Timed reports whether the conversations' first turns all carry a
+// timestamp: a trace to replay on its own schedule.
+func Timed(convs []Conversation) bool {
+	for _, c := range convs {
+		if len(c.Turns) == 0 || !c.Turns[0].HasTimestamp {
+			return false
+		}
+	}
+	return len(convs) > 0
+}

@@ -1,0 +1,262 @@
+package dataset
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// FileOptions are what reading a dataset file needs.
+type FileOptions struct {
+	// Type is --custom-dataset-type.
+	Type string
+	// Corpus counts the file's text and makes the text of traces that give
+	// only lengths.
+	Corpus *Corpus
+	// BlockSize is the tokens per trace hash block
+	// (--prompt-input-tokens-block-size, 512).
+	BlockSize int
+	// Conversations is how many conversations random_pool draws
+	// (--conversation-num).
+	Conversations int
+	Seed          uint64
+}
+
+// formatReader reads one dataset format from its files (several only for
+// random_pool's directory). Adding a format is one file and one entry in
+// formats.
+type formatReader func(files []sourceFile, o FileOptions) ([]Conversation, error)
+
+var formats = map[string]formatReader{
+	"single_turn":    readSingleTurn,
+	"multi_turn":     readMultiTurn,
+	"random_pool":    readRandomPool,
+	"mooncake_trace": readMooncake,
+}
+
+// Formats lists the supported --custom-dataset-type values.
+func Formats() []string {
+	names := make([]string, 0, len(formats))
+	for n := range formats {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// sourceFile is a JSONL file's non-blank lines, with their numbers.
+type sourceFile struct {
+	name, format string
+	lines        []sourceLine
+}
+
+type sourceLine struct {
+	num  int
+	data []byte
+}
+
+// errorf is an error about one line, named as editors jump to it.
+func (f *sourceFile) errorf(l sourceLine, format string, args ...any) error {
+	return fmt.Errorf("%s:%d: %s", f.name, l.num, fmt.Sprintf(format, args...))
+}
+
+// ReadFile reads the dataset at path (a JSONL file, or for random_pool a
+// directory of them) as conversations. Any malformed line is an error
+// naming the file and line, and nothing is read past it.
+func ReadFile(path string, o FileOptions) ([]Conversation, error) {
+	read, ok := formats[o.Type]
+	if !ok {
+		return nil, fmt.Errorf("--custom-dataset-type %q: use %s", o.Type, strings.Join(Formats(), ", "))
+	}
+	if o.Corpus == nil {
+		return nil, errors.New("read dataset: no corpus to count tokens with")
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("--input-file: %w", err)
+	}
+	var paths []string
+	if st.IsDir() {
+		if o.Type != "random_pool" {
+			return nil, fmt.Errorf("--input-file %s is a directory; only random_pool reads a directory (each file a pool), %s needs one file", path, o.Type)
+		}
+		entries, err := os.ReadDir(path)
+		if err != nil {
+			return nil, fmt.Errorf("--input-file: %w", err)
+		}
+		for _, e := range entries {
+			if !e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+				paths = append(paths, filepath.Join(path, e.Name()))
+			}
+		}
+		if len(paths) == 0 {
+			return nil, fmt.Errorf("--input-file %s: the directory has no files", path)
+		}
+	} else {
+		paths = []string{path}
+	}
+	files := make([]sourceFile, 0, len(paths))
+	for _, p := range paths {
+		f, err := readLines(p)
+		if err != nil {
+			return nil, err
+		}
+		f.format = o.Type
+		files = append(files, f)
+	}
+	convs, err := read(files, o)
+	if err != nil {
+		return nil, err
+	}
+	if len(convs) == 0 {
+		return nil, fmt.Errorf("--input-file %s: no requests in it", path)
+	}
+	return convs, nil
+}
+
+// readLines reads a JSONL file's non-blank lines.
+func readLines(path string) (sourceFile, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return sourceFile{}, fmt.Errorf("--input-file: %w", err)
+	}
+	defer f.Close()
+	src := sourceFile{name: path}
+	r := bufio.NewReaderSize(f, 64<<10)
+	for num := 1; ; num++ {
+		line, err := r.ReadBytes('\n')
+		if t := bytes.TrimSpace(line); len(t) > 0 {
+			src.lines = append(src.lines, sourceLine{num: num, data: t})
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return sourceFile{}, fmt.Errorf("read %s: %w", path, err)
+		}
+	}
+	if len(src.lines) == 0 {
+		return sourceFile{}, fmt.Errorf("--input-file %s is empty", path)
+	}
+	return src, nil
+}
+
+// decodeLine decodes one line's JSON object into v, refusing unknown
+// fields (a typo must not silently drop a setting) and trailing data.
+func decodeLine(f *sourceFile, l sourceLine, v any, fields string) error {
+	dec := json.NewDecoder(bytes.NewReader(l.data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var syn *json.SyntaxError
+		var typ *json.UnmarshalTypeError
+		switch {
+		case errors.Is(err, io.ErrUnexpectedEOF):
+			return f.errorf(l, "not valid JSON (the line ends inside a value)")
+		case errors.As(err, &syn):
+			return f.errorf(l, "not valid JSON (%v at byte %d)", syn, syn.Offset)
+		case errors.As(err, &typ):
+			return f.errorf(l, "field %q: %s is not a %s", typ.Field, typ.Value, typ.Type)
+		case strings.HasPrefix(err.Error(), "json: unknown field "):
+			name := strings.TrimPrefix(err.Error(), "json: unknown field ")
+			if media(strings.Trim(name, `"`)) {
+				return f.errorf(l, "field %s: image, audio and video inputs are not supported; llmbench sends text", name)
+			}
+			return f.errorf(l, "unknown field %s (%s takes %s)", name, f.format, fields)
+		}
+		return f.errorf(l, "%v", err)
+	}
+	if dec.More() {
+		return f.errorf(l, "more than one JSON value on the line")
+	}
+	return nil
+}
+
+func media(name string) bool {
+	return slices.Contains([]string{"image", "images", "audio", "audios", "video", "videos"}, name)
+}
+
+// turnFields are a turn's fields as AIPerf's single_turn, multi_turn and
+// random_pool lines spell them.
+type turnFields struct {
+	Text         *string         `json:"text"`
+	Texts        []string        `json:"texts"`
+	Role         string          `json:"role"`
+	Timestamp    *float64        `json:"timestamp"`
+	Delay        *float64        `json:"delay"`
+	OutputLength *int            `json:"output_length"`
+	Extra        json.RawMessage `json:"extra"`
+	Type         string          `json:"type"`
+}
+
+const turnFieldNames = "text, texts, role, timestamp, delay, output_length, extra, type"
+
+// turn checks the fields and makes the Turn, its text counted.
+func (t *turnFields) turn(f *sourceFile, l sourceLine, c *Corpus) (Turn, error) {
+	var out Turn
+	switch {
+	case t.Text != nil && t.Texts != nil:
+		return out, f.errorf(l, "give text or texts, not both")
+	case t.Text != nil:
+		out.Text = *t.Text
+	default:
+		out.Text = strings.Join(t.Texts, "\n")
+	}
+	if strings.TrimSpace(out.Text) == "" {
+		return out, f.errorf(l, "no text: every request needs a non-empty \"text\"")
+	}
+	out.InputTokens = c.Count(out.Text)
+	if t.OutputLength != nil {
+		if *t.OutputLength < 1 {
+			return out, f.errorf(l, "output_length %d: it must be at least 1 token", *t.OutputLength)
+		}
+		out.MaxTokens = *t.OutputLength
+	}
+	if t.Timestamp != nil {
+		if !finiteNonNegative(*t.Timestamp) {
+			return out, f.errorf(l, "timestamp %g: want milliseconds, not negative", *t.Timestamp)
+		}
+		out.TimestampMs, out.HasTimestamp = *t.Timestamp, true
+	}
+	if t.Delay != nil {
+		if !finiteNonNegative(*t.Delay) {
+			return out, f.errorf(l, "delay %g: want milliseconds, not negative", *t.Delay)
+		}
+		out.DelayMs = *t.Delay
+	}
+	extra, err := extraObject(f, l, t.Extra)
+	if err != nil {
+		return out, err
+	}
+	out.Extra = extra
+	return out, nil
+}
+
+// extraObject checks that extra, when given, is a JSON object.
+func extraObject(f *sourceFile, l sourceLine, raw json.RawMessage) (json.RawMessage, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return nil, f.errorf(l, "extra must be a JSON object of request fields, got %s", truncate(string(raw), 40))
+	}
+	return raw, nil
+}
+
+func finiteNonNegative(x float64) bool { return x >= 0 && !math.IsInf(x, 0) && !math.IsNaN(x) }
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

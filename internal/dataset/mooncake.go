@@ -1,0 +1,174 @@
+package dataset
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+)
+
+// mooncakeRow is one line of a Mooncake trace, as AIPerf reads it.
+type mooncakeRow struct {
+	Timestamp    *float64        `json:"timestamp"`
+	InputLength  *int            `json:"input_length"`
+	OutputLength *int            `json:"output_length"`
+	HashIDs      []int64         `json:"hash_ids"`
+	TextInput    *string         `json:"text_input"`
+	InputText    *string         `json:"input_text"`
+	SessionID    string          `json:"session_id"`
+	Delay        *float64        `json:"delay"`
+	Extra        json.RawMessage `json:"extra"`
+	Messages     json.RawMessage `json:"messages"`
+	Tools        json.RawMessage `json:"tools"`
+	Type         string          `json:"type"`
+}
+
+// maxPromptTokens bounds a trace's input_length: beyond any model's
+// context, and a typo there would make gigabytes of prompt.
+const maxPromptTokens = 2_000_000
+
+const mooncakeFields = "timestamp, input_length, output_length, hash_ids, text_input, session_id, delay, extra"
+
+// readMooncake reads a Mooncake trace: one request per line with its
+// arrival timestamp (ms), input_length and output_length in tokens, and
+// hash_ids naming the prompt's blocks of o.BlockSize tokens. Requests that
+// share a hash id share that block's text byte for byte, so a server's
+// prefix cache sees the trace's reuse; the last block is cut so that the
+// prompt counts exactly input_length tokens. Rows with a session_id are
+// the turns of one conversation, in file order; others are conversations
+// of their own.
+func readMooncake(files []sourceFile, o FileOptions) ([]Conversation, error) {
+	f := &files[0]
+	blocks := &blockTexts{corpus: o.Corpus, size: o.BlockSize, seed: o.Seed, full: map[int64]string{}}
+	if blocks.size <= 0 {
+		blocks.size = 512
+	}
+	var convs []Conversation
+	bySession := map[string]int{}
+	for i, l := range f.lines {
+		var r mooncakeRow
+		if err := decodeLine(f, l, &r, mooncakeFields); err != nil {
+			return nil, err
+		}
+		turn, err := r.turn(f, l, blocks, i)
+		if err != nil {
+			return nil, err
+		}
+		if r.SessionID != "" {
+			if k, ok := bySession[r.SessionID]; ok {
+				convs[k].Turns = append(convs[k].Turns, turn)
+				continue
+			}
+			bySession[r.SessionID] = len(convs)
+		}
+		id := r.SessionID
+		if id == "" {
+			id = fmt.Sprintf("session_%06d", i)
+		}
+		convs = append(convs, Conversation{ID: id, Turns: []Turn{turn}})
+	}
+	return convs, nil
+}
+
+func (r *mooncakeRow) turn(f *sourceFile, l sourceLine, blocks *blockTexts, row int) (Turn, error) {
+	var t Turn
+	switch {
+	case len(r.Messages) > 0 || len(r.Tools) > 0:
+		return t, f.errorf(l, "messages and tools rows (recorded conversations) are not supported yet; give input_length (with hash_ids) or text_input")
+	case r.TextInput != nil && r.InputText != nil:
+		return t, f.errorf(l, "give text_input or input_text, not both")
+	}
+	text := r.TextInput
+	if text == nil {
+		text = r.InputText
+	}
+	switch {
+	case text != nil && r.InputLength != nil:
+		return t, f.errorf(l, "give input_length or text_input, not both")
+	case text != nil:
+		if strings.TrimSpace(*text) == "" {
+			return t, f.errorf(l, "text_input is empty")
+		}
+		t.Text, t.InputTokens = *text, blocks.corpus.Count(*text)
+	case r.InputLength == nil:
+		return t, f.errorf(l, "no input_length (or text_input): every trace row needs its prompt length")
+	case *r.InputLength < 1 || *r.InputLength > maxPromptTokens:
+		return t, f.errorf(l, "input_length %d: it must be 1 to %d tokens", *r.InputLength, maxPromptTokens)
+	default:
+		var err error
+		t.Text, t.InputTokens, err = blocks.prompt(r.HashIDs, *r.InputLength, row)
+		if err != nil {
+			return t, f.errorf(l, "%v", err)
+		}
+	}
+	if r.OutputLength != nil {
+		if *r.OutputLength < 1 {
+			return t, f.errorf(l, "output_length %d: it must be at least 1 token", *r.OutputLength)
+		}
+		t.MaxTokens = *r.OutputLength
+	}
+	if r.Timestamp != nil {
+		if !finiteNonNegative(*r.Timestamp) {
+			return t, f.errorf(l, "timestamp %g: want milliseconds, not negative", *r.Timestamp)
+		}
+		t.TimestampMs, t.HasTimestamp = *r.Timestamp, true
+	}
+	if r.Delay != nil {
+		if !finiteNonNegative(*r.Delay) {
+			return t, f.errorf(l, "delay %g: want milliseconds, not negative", *r.Delay)
+		}
+		t.DelayMs = *r.Delay
+	}
+	extra, err := extraObject(f, l, r.Extra)
+	t.Extra = extra
+	return t, err
+}
+
+// blockTexts makes trace prompts from hash blocks: the text of a full
+// block depends only on its hash id (and the seed), so it is the same in
+// every request that names it.
+type blockTexts struct {
+	corpus *Corpus
+	size   int
+	seed   uint64
+	full   map[int64]string
+}
+
+func (b *blockTexts) block(id int64) string {
+	if t, ok := b.full[id]; ok {
+		return t
+	}
+	rng := rand.New(rand.NewPCG(b.seed, uint64(id)))
+	t, _ := b.corpus.Text(rng, b.size)
+	b.full[id] = t
+	return t
+}
+
+// prompt joins the full blocks of ids[:len-1] and fits the last block so
+// that the whole counts exactly n tokens. Without hash ids the prompt is
+// text of its own.
+func (b *blockTexts) prompt(ids []int64, n, row int) (string, int, error) {
+	if len(ids) == 0 {
+		rng := rand.New(rand.NewPCG(b.seed^0x6e6f68617368, uint64(row))) // "nohash"
+		text, count := b.corpus.Text(rng, n)
+		return text, count, nil
+	}
+	if full := (len(ids) - 1) * b.size; n <= full {
+		return "", 0, fmt.Errorf("input_length %d is too short for %d hash blocks of %d tokens (more than %d needed; is --prompt-input-tokens-block-size the trace's block size?)", n, len(ids), b.size, full)
+	}
+	var head strings.Builder
+	for _, id := range ids[:len(ids)-1] {
+		head.WriteString(b.block(id))
+	}
+	last := ids[len(ids)-1]
+	if n-(len(ids)-1)*b.size == b.size {
+		// A whole last block: the same text as wherever else it is whole,
+		// when the join does not change the count.
+		if text := head.String() + b.block(last); b.corpus.Count(text) == n {
+			return text, n, nil
+		}
+	}
+	rng := rand.New(rand.NewPCG(b.seed, uint64(last)^0x7461696c)) // "tail"
+	tail, count := b.corpus.TextAfter(rng, head.String(), n)
+	return head.String() + tail, count, nil
+}
