@@ -69,4 +69,3 @@ func (c *collector) timeslices(endNs int64) []export.Timeslice {
 	}
 	return c.slices.results(endNs)
 }
-

@@ -47,12 +47,12 @@ func (tr *traceRecorder) hooks() *httptrace.ClientTrace {
 			}
 			tr.mu.Unlock()
 		},
-		DNSStart:             func(httptrace.DNSStartInfo) { tr.set(func(t *record.HTTPTrace) *int64 { return &t.DNSStart }) },
-		DNSDone:              func(httptrace.DNSDoneInfo) { tr.set(func(t *record.HTTPTrace) *int64 { return &t.DNSDone }) },
-		ConnectStart:         func(string, string) { tr.set(func(t *record.HTTPTrace) *int64 { return &t.ConnectStart }) },
-		ConnectDone:          func(string, string, error) { tr.set(func(t *record.HTTPTrace) *int64 { return &t.ConnectDone }) },
-		TLSHandshakeStart:    func() { tr.set(func(t *record.HTTPTrace) *int64 { return &t.TLSStart }) },
-		TLSHandshakeDone:     func(tls.ConnectionState, error) { tr.set(func(t *record.HTTPTrace) *int64 { return &t.TLSDone }) },
+		DNSStart:          func(httptrace.DNSStartInfo) { tr.set(func(t *record.HTTPTrace) *int64 { return &t.DNSStart }) },
+		DNSDone:           func(httptrace.DNSDoneInfo) { tr.set(func(t *record.HTTPTrace) *int64 { return &t.DNSDone }) },
+		ConnectStart:      func(string, string) { tr.set(func(t *record.HTTPTrace) *int64 { return &t.ConnectStart }) },
+		ConnectDone:       func(string, string, error) { tr.set(func(t *record.HTTPTrace) *int64 { return &t.ConnectDone }) },
+		TLSHandshakeStart: func() { tr.set(func(t *record.HTTPTrace) *int64 { return &t.TLSStart }) },
+		TLSHandshakeDone:  func(tls.ConnectionState, error) { tr.set(func(t *record.HTTPTrace) *int64 { return &t.TLSDone }) },
 		WroteRequest: func(httptrace.WroteRequestInfo) {
 			tr.set(func(t *record.HTTPTrace) *int64 { return &t.WroteRequest })
 			if tr.wrote != nil {
