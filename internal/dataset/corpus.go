@@ -39,6 +39,9 @@ func NewCorpus(tok Tokenizer) *Corpus {
 // Count counts text with the corpus' tokenizer.
 func (c *Corpus) Count(text string) int { return c.tok.Count(text) }
 
+// Encode encodes text with the corpus' tokenizer.
+func (c *Corpus) Encode(text string) []int { return c.tok.Encode(text) }
+
 // Tokens is the corpus' length in tokens.
 func (c *Corpus) Tokens() int { return len(c.ids) }
 

@@ -13,6 +13,8 @@ import (
 // server's, as on a real server, so that both count the same.
 type Language interface {
 	Count(text string) int
+	// Encode gives the prompt's token ids, which the prefix cache hashes.
+	Encode(text string) []int
 	Pieces(rng *rand.Rand, n int) []string
 }
 
@@ -21,6 +23,8 @@ type Language interface {
 type words struct{ tok tokenizer.Words }
 
 func (w words) Count(text string) int { return w.tok.Count(text) }
+
+func (w words) Encode(text string) []int { return w.tok.Encode(text) }
 
 func (w words) Pieces(rng *rand.Rand, n int) []string {
 	pieces := make([]string, n)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -17,31 +18,40 @@ type engineMetrics interface {
 	// token is called for every later token, itl seconds after the one before.
 	token(itl float64)
 	finished(e2e float64, promptTokens, outputTokens int, reason string)
+	// prefixCache is called when a prompt of queried tokens is looked up
+	// in the prefix cache and hit of them are found.
+	prefixCache(queried, hit int)
+	// aborted is called when a client disconnects before its answer ends.
+	aborted()
 }
 
 // profile names one engine's metric families for each role; an empty name
 // means the engine has no such metric. Latencies are in seconds unless a
 // scale says otherwise (Triton reports milliseconds and microseconds).
 type profile struct {
-	labels                     prometheus.Labels
-	running, waiting, kvUsage  string
-	kvScale                    float64 // 1: ratio, 100: percent
-	promptTokens, genTokens    string
-	success, successLabel      string
-	ttft, itl, e2e, queue      string
-	prefill                    string
-	ttftScale                  float64
-	promptHist, genHist        string
-	e2eMicrosCounter           string // Triton: cumulative request time in µs
-	queueMicrosCounter         string
-	inferenceCount, execCount  string
-	summary                    string // a summary family, which scrapers must ignore
-	info                       string
-	infoLabels                 prometheus.Labels
-	failure                    string // a failure counter by reason, kept at 0
-	zeroCounter                string // a plain counter kept at 0
-	extraConstGauges           map[string]float64
-	latencyBuckets, tokBuckets []float64
+	labels                    prometheus.Labels
+	running, waiting, kvUsage string
+	kvScale                   float64 // 1: ratio, 100: percent
+	promptTokens, genTokens   string
+	success, successLabel     string
+	ttft, itl, e2e, queue     string
+	prefill                   string
+	ttftScale                 float64
+	promptHist, genHist       string
+	e2eMicrosCounter          string // Triton: cumulative request time in µs
+	queueMicrosCounter        string
+	inferenceCount, execCount string
+	summary                   string // a summary family, which scrapers must ignore
+	info                      string
+	infoLabels                prometheus.Labels
+	failure                   string // a failure counter by reason
+	// prefixQueries and prefixHits count prompt tokens looked up in and
+	// found in the prefix cache, cachedTokens the prompt tokens served
+	// from it; hitRate is a gauge of hits/queries so far.
+	prefixQueries, prefixHits, cachedTokens, hitRate string
+	zeroCounter                                      string // a plain counter kept at 0
+	extraConstGauges                                 map[string]float64
+	latencyBuckets, tokBuckets                       []float64
 }
 
 var (
@@ -65,7 +75,8 @@ func profileFor(name, model string) (profile, error) {
 			queue: "vllm:request_queue_time_seconds", prefill: "vllm:request_prefill_time_seconds", ttftScale: 1,
 			promptHist: "vllm:request_prompt_tokens", genHist: "vllm:request_generation_tokens",
 			info: "vllm:cache_config_info", infoLabels: prometheus.Labels{"block_size": "16", "cache_dtype": "auto", "num_gpu_blocks": "16384", "enable_prefix_caching": "True"},
-			zeroCounter: "vllm:num_preemptions_total",
+			zeroCounter:   "vllm:num_preemptions_total",
+			prefixQueries: "vllm:prefix_cache_queries_total", prefixHits: "vllm:prefix_cache_hits_total", cachedTokens: "vllm:prompt_tokens_cached_total",
 		}, nil
 	case "sglang":
 		return profile{
@@ -73,7 +84,7 @@ func profileFor(name, model string) (profile, error) {
 			kvUsage: "sglang:token_usage", kvScale: 1, promptTokens: "sglang:prompt_tokens_total", genTokens: "sglang:generation_tokens_total",
 			ttft: "sglang:time_to_first_token_seconds", itl: "sglang:inter_token_latency_seconds", e2e: "sglang:e2e_request_latency_seconds",
 			queue: "sglang:queue_time_seconds", ttftScale: 1,
-			extraConstGauges: map[string]float64{"sglang:cache_hit_rate": 0},
+			hitRate: "sglang:cache_hit_rate",
 		}, nil
 	case "trtllm":
 		return profile{
@@ -82,7 +93,7 @@ func profileFor(name, model string) (profile, error) {
 			success: "trtllm_request_success_total", successLabel: "finished_reason",
 			ttft: "trtllm_time_to_first_token_seconds", itl: "trtllm_time_per_output_token_seconds", e2e: "trtllm_e2e_request_latency_seconds",
 			queue: "trtllm_request_queue_time_seconds", prefill: "trtllm_request_prefill_time_seconds", ttftScale: 1,
-			extraConstGauges: map[string]float64{"trtllm_kv_cache_hit_rate": 0},
+			hitRate: "trtllm_kv_cache_hit_rate",
 		}, nil
 	case "dynamo":
 		return profile{
@@ -108,6 +119,9 @@ func profileFor(name, model string) (profile, error) {
 // engine is the generic engineMetrics: whatever families its profile names.
 type engine struct {
 	p                                  profile
+	prefixQueries, prefixHits, cached  prometheus.Counter
+	queried, hit                       atomic.Int64 // for the hit-rate gauge
+	failure                            *prometheus.CounterVec
 	promptTokens, genTokens            prometheus.Counter
 	e2eMicros, queueMicros, infer, exe prometheus.Counter
 	success                            *prometheus.CounterVec
@@ -161,10 +175,19 @@ func newEngine(reg *prometheus.Registry, p profile, s *state) *engine {
 	e.exe = counter(p.execCount, "Number of model executions performed")
 	counter(p.zeroCounter, "Cumulative number of preemptions.")
 	if p.failure != "" {
-		f := prometheus.NewCounterVec(prometheus.CounterOpts{Name: p.failure, Help: help(p.failure), ConstLabels: p.labels}, []string{"reason"})
-		f.WithLabelValues("REJECTED")
-		reg.MustRegister(f)
+		e.failure = prometheus.NewCounterVec(prometheus.CounterOpts{Name: p.failure, Help: help(p.failure), ConstLabels: p.labels}, []string{"reason"})
+		e.failure.WithLabelValues("REJECTED")
+		reg.MustRegister(e.failure)
 	}
+	e.prefixQueries = counter(p.prefixQueries, "Prefix cache queries, in terms of number of queried tokens.")
+	e.prefixHits = counter(p.prefixHits, "Prefix cache hits, in terms of number of cached tokens.")
+	e.cached = counter(p.cachedTokens, "Number of cached prompt tokens (local prefix cache hits).")
+	gauge(p.hitRate, "Prefix cache hit rate.", func() float64 {
+		if q := e.queried.Load(); q > 0 {
+			return float64(e.hit.Load()) / float64(q)
+		}
+		return 0
+	})
 	if p.success != "" {
 		var lbl []string
 		if p.successLabel != "" {
@@ -228,6 +251,28 @@ func (e *engine) firstToken(queueWait, ttft float64, promptTokens int) {
 func (e *engine) token(itl float64) {
 	observe(e.itl, itl)
 	add(e.genTokens, 1)
+}
+
+func (e *engine) prefixCache(queried, hit int) {
+	add(e.prefixQueries, float64(queried))
+	add(e.prefixHits, float64(hit))
+	add(e.cached, float64(hit))
+	e.queried.Add(int64(queried))
+	e.hit.Add(int64(hit))
+}
+
+// aborted counts a request the client gave up on the way each engine
+// does: vLLM and TensorRT-LLM as finished_reason "abort", Dynamo as
+// status "cancelled", Triton as a failure with reason CANCELED.
+func (e *engine) aborted() {
+	switch {
+	case e.success != nil && e.p.successLabel == "finished_reason":
+		e.success.WithLabelValues("abort").Inc()
+	case e.success != nil && e.p.successLabel == "status":
+		e.success.WithLabelValues("cancelled").Inc()
+	case e.failure != nil:
+		e.failure.WithLabelValues("CANCELED").Inc()
+	}
 }
 
 func (e *engine) finished(e2e float64, promptTokens, outputTokens int, reason string) {

@@ -42,6 +42,7 @@ type Server struct {
 	scrapes atomic.Int64
 	replay  [][]byte
 	mux     *http.ServeMux
+	prefix  *prefixCache
 }
 
 // engineSet is a live engine with the registry behind its /metrics;
@@ -64,7 +65,7 @@ func New(cfg Config) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, lang: cfg.Language}
+	s := &Server{cfg: cfg, lang: cfg.Language, prefix: newPrefixCache(cfg.KVCacheTokens)}
 	if s.lang == nil {
 		s.lang = words{}
 	}
@@ -242,7 +243,10 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, kind api) {
 	} else {
 		prompt = promptText(req.Prompt)
 	}
-	promptTokens := s.lang.Count(prompt)
+	ids := s.lang.Encode(prompt)
+	promptTokens := len(ids)
+	cached := s.prefix.lookup(ids)
+	s.engine().prefixCache(promptTokens, cached)
 
 	rng := rand.New(rand.NewPCG(s.cfg.Seed, seq))
 	outTokens, reason := 0, "length"
@@ -264,6 +268,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, kind api) {
 			s.state.waiting.Add(-1)
 		case <-ctx.Done():
 			s.state.waiting.Add(-1)
+			s.engine().aborted()
 			return
 		}
 	}
@@ -291,7 +296,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, kind api) {
 	g := &generation{
 		s: s, w: w, kind: kind, rng: rng, seq: seq, model: req.Model,
 		stream: req.Stream, includeUsage: req.StreamOptions != nil && req.StreamOptions.IncludeUsage,
-		promptTokens: promptTokens, outTokens: outTokens, reason: reason,
+		promptTokens: promptTokens, cachedTokens: cached, outTokens: outTokens, reason: reason,
 		drop:    every(s.cfg.DropEvery, seq),
 		garbage: every(s.cfg.GarbageEvery, seq),
 		kv:      &kv,
@@ -318,6 +323,8 @@ type generation struct {
 	stream       bool
 	includeUsage bool
 	promptTokens int
+	// cachedTokens of the prompt were prefix-cache hits: prefill skips them.
+	cachedTokens int
 	outTokens    int
 	reason       string
 	drop         bool
@@ -335,6 +342,17 @@ func (g *generation) jittered(mean, std time.Duration) time.Duration {
 		return mean
 	}
 	return max(0, time.Duration(g.rng.NormFloat64()*float64(std))+mean)
+}
+
+// prefill scales the time to first token by the share of the prompt that
+// must be computed: a tenth of it is fixed cost (scheduling, the first
+// decode step), the rest shrinks with the prefix-cache hits.
+func (g *generation) prefill(ttft time.Duration) time.Duration {
+	if g.promptTokens == 0 || g.cachedTokens == 0 {
+		return ttft
+	}
+	computed := float64(g.promptTokens-g.cachedTokens) / float64(g.promptTokens)
+	return time.Duration(float64(ttft) * (0.1 + 0.9*computed))
 }
 
 func (g *generation) run(ctx context.Context, arrival, admitted time.Time) {
@@ -380,10 +398,11 @@ func (g *generation) run(ctx context.Context, arrival, admitted time.Time) {
 		}
 	}
 
-	next := admitted.Add(g.jittered(cfg.TTFT, cfg.TTFTJitter))
+	next := admitted.Add(g.prefill(g.jittered(cfg.TTFT, cfg.TTFTJitter)))
 	prev := admitted
 	for i := range pieces {
 		if !wait(next) {
+			g.s.engine().aborted() // the client went away: vLLM aborts the request
 			return
 		}
 		now := time.Now()
