@@ -148,7 +148,7 @@ func TestProfileEndToEnd(t *testing.T) {
 	code := run([]string{"llmbench", "profile", "--model", "e2e/model", "--mock", "--endpoint-type", "chat", "--streaming",
 		"--concurrency", "4", "--request-count", "40", "--warmup-request-count", "4",
 		"--synthetic-input-tokens-mean", "32", "--output-tokens-mean", "16", "--random-seed", "1", "--num-dataset-entries", "10",
-		"--mock-ttft-ms", "20", "--mock-itl-ms", "2", "--api-key", "sk-e2e-secret", "-H", "Authorization: Bearer sk-e2e-secret",
+		"--mock-ttft-ms", "20", "--mock-itl-ms", "2", "--mock-prefix-caching=false", "--api-key", "sk-e2e-secret", "-H", "Authorization: Bearer sk-e2e-secret",
 		"--artifact-dir", dir, "--ui-type", "simple"}, &stdout, &stderr)
 	if code != 0 {
 		t.Fatalf("exit %d\nstderr: %s", code, stderr.String())

@@ -29,6 +29,9 @@ type Config struct {
 	MaxNumSeqs int
 	// KVCacheTokens is the simulated KV-cache capacity behind kv_cache_usage_perc.
 	KVCacheTokens int
+	// PrefixCaching turns the simulated prefix cache on (vLLM's default):
+	// a prompt's cached blocks shorten its time to first token.
+	PrefixCaching bool
 	Seed          uint64
 	// Faults, each every Nth request (0: never).
 	ErrorEvery   int // HTTP 500 with an error body
@@ -65,6 +68,7 @@ func DefaultConfig() Config {
 		ITL:            10 * time.Millisecond,
 		OutputMean:     100,
 		KVCacheTokens:  262144,
+		PrefixCaching:  true,
 		Seed:           1,
 		MetricsProfile: "vllm",
 	}
@@ -109,6 +113,7 @@ func (c *Config) BindFlags(fs *flag.FlagSet, prefix string) {
 	fs.Float64Var(&c.OutputStddev, prefix+"output-tokens-stddev", c.OutputStddev, "standard deviation of that output length")
 	fs.IntVar(&c.MaxNumSeqs, prefix+"max-num-seqs", c.MaxNumSeqs, "requests served at once; more wait in a queue (0: unlimited)")
 	fs.IntVar(&c.KVCacheTokens, prefix+"kv-cache-tokens", c.KVCacheTokens, "simulated KV-cache capacity in tokens")
+	fs.BoolVar(&c.PrefixCaching, prefix+"prefix-caching", c.PrefixCaching, "simulate a prefix cache: repeated prompt blocks shorten the time to first token (=false: every prompt prefilled in full)")
 	fs.Uint64Var(&c.Seed, prefix+"seed", c.Seed, "seed for simulated lengths, jitter and text")
 	fs.IntVar(&c.ErrorEvery, prefix+"error-every", c.ErrorEvery, "answer every Nth request with HTTP 500 (0: never)")
 	fs.IntVar(&c.DropEvery, prefix+"drop-every", c.DropEvery, "drop the connection of every Nth request halfway (0: never)")

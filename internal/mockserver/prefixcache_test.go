@@ -2,6 +2,7 @@ package mockserver
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -74,9 +75,21 @@ func TestPrefixCacheMetricsAndTTFT(t *testing.T) {
 		t.Fatalf("queries %g hits %g cached %g, want 2000, 992, 992", q, h, c)
 	}
 	ttft := func(r *record.Record) time.Duration { return time.Duration(r.ResponsePerfs[0] - r.StartPerf) }
-	// Expected second TTFT: 200 ms × (0.1 + 0.9 × 8/1000) ≈ 21.4 ms.
-	if a, b := ttft(first), ttft(second); a < 195*time.Millisecond || b > 80*time.Millisecond || b < 21*time.Millisecond {
-		t.Fatalf("TTFT cold %v, cached %v; want about 200 ms and 21 ms", a, b)
+	// Expected: cold 200 ms; cached 200 ms × (0.1 + 0.9 × 8/1000) ≈ 21.4 ms.
+	// A loaded machine only adds lateness: each attempt uses a new prompt.
+	attempt := 0
+	bestOfFive(t, "TTFT not about 200 ms cold and 21 ms cached", func() string {
+		attempt++
+		p := strings.Repeat(fmt.Sprintf("a%d ", attempt), 1000)
+		cold := do(t, url, endpoint.Chat, true, body(t, endpoint.Chat, p, 2, true))
+		warm := do(t, url, endpoint.Chat, true, body(t, endpoint.Chat, p, 2, true))
+		if a, b := ttft(cold), ttft(warm); a < 195*time.Millisecond || b > 60*time.Millisecond || b < 21*time.Millisecond {
+			return fmt.Sprintf("cold %v, cached %v", a, b)
+		}
+		return ""
+	})
+	if a, b := ttft(first), ttft(second); a < 195*time.Millisecond || b < 21*time.Millisecond {
+		t.Fatalf("TTFT cold %v, cached %v: faster than the simulation allows", a, b)
 	}
 }
 

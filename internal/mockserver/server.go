@@ -54,6 +54,9 @@ type engineSet struct {
 
 func (s *Server) newEngineSet() *engineSet {
 	p, _ := profileFor(s.cfg.MetricsProfile, DefaultModel) // validated in New
+	if p.infoLabels != nil && !s.cfg.PrefixCaching {
+		p.infoLabels["enable_prefix_caching"] = "False"
+	}
 	reg := prometheus.NewRegistry()
 	return &engineSet{engine: newEngine(reg, p, &s.state), handler: promhttp.HandlerFor(reg, promhttp.HandlerOpts{})}
 }
@@ -244,9 +247,11 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, kind api) {
 		prompt = promptText(req.Prompt)
 	}
 	ids := s.lang.Encode(prompt)
-	promptTokens := len(ids)
-	cached := s.prefix.lookup(ids)
-	s.engine().prefixCache(promptTokens, cached)
+	promptTokens, cached := len(ids), 0
+	if s.cfg.PrefixCaching {
+		cached = s.prefix.lookup(ids)
+		s.engine().prefixCache(promptTokens, cached)
+	}
 
 	rng := rand.New(rand.NewPCG(s.cfg.Seed, seq))
 	outTokens, reason := 0, "length"
