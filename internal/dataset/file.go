@@ -214,30 +214,40 @@ func (t *turnFields) turn(f *sourceFile, l sourceLine, c *Corpus) (Turn, error) 
 		return out, f.errorf(l, "no text: every request needs a non-empty \"text\"")
 	}
 	out.InputTokens = c.Count(out.Text)
-	if t.OutputLength != nil {
-		if *t.OutputLength < 1 {
-			return out, f.errorf(l, "output_length %d: it must be at least 1 token", *t.OutputLength)
+	err := requestFields{t.OutputLength, t.Timestamp, t.Delay, t.Extra}.apply(f, l, &out)
+	return out, err
+}
+
+// requestFields are the per-request settings every format shares.
+type requestFields struct {
+	outputLength     *int
+	timestamp, delay *float64
+	extra            json.RawMessage
+}
+
+// apply checks the fields and sets them on t.
+func (r requestFields) apply(f *sourceFile, l sourceLine, t *Turn) error {
+	if r.outputLength != nil {
+		if *r.outputLength < 1 {
+			return f.errorf(l, "output_length %d: it must be at least 1 token", *r.outputLength)
 		}
-		out.MaxTokens = *t.OutputLength
+		t.MaxTokens = *r.outputLength
 	}
-	if t.Timestamp != nil {
-		if !finiteNonNegative(*t.Timestamp) {
-			return out, f.errorf(l, "timestamp %g: want milliseconds, not negative", *t.Timestamp)
+	if r.timestamp != nil {
+		if !finiteNonNegative(*r.timestamp) {
+			return f.errorf(l, "timestamp %g: want milliseconds, not negative", *r.timestamp)
 		}
-		out.TimestampMs, out.HasTimestamp = *t.Timestamp, true
+		t.TimestampMs, t.HasTimestamp = *r.timestamp, true
 	}
-	if t.Delay != nil {
-		if !finiteNonNegative(*t.Delay) {
-			return out, f.errorf(l, "delay %g: want milliseconds, not negative", *t.Delay)
+	if r.delay != nil {
+		if !finiteNonNegative(*r.delay) {
+			return f.errorf(l, "delay %g: want milliseconds, not negative", *r.delay)
 		}
-		out.DelayMs = *t.Delay
+		t.DelayMs = *r.delay
 	}
-	extra, err := extraObject(f, l, t.Extra)
-	if err != nil {
-		return out, err
-	}
-	out.Extra = extra
-	return out, nil
+	extra, err := extraObject(f, l, r.extra)
+	t.Extra = extra
+	return err
 }
 
 // extraObject checks that extra, when given, is a JSON object.

@@ -101,26 +101,7 @@ func (r *mooncakeRow) turn(f *sourceFile, l sourceLine, blocks *blockTexts, row 
 			return t, f.errorf(l, "%v", err)
 		}
 	}
-	if r.OutputLength != nil {
-		if *r.OutputLength < 1 {
-			return t, f.errorf(l, "output_length %d: it must be at least 1 token", *r.OutputLength)
-		}
-		t.MaxTokens = *r.OutputLength
-	}
-	if r.Timestamp != nil {
-		if !finiteNonNegative(*r.Timestamp) {
-			return t, f.errorf(l, "timestamp %g: want milliseconds, not negative", *r.Timestamp)
-		}
-		t.TimestampMs, t.HasTimestamp = *r.Timestamp, true
-	}
-	if r.Delay != nil {
-		if !finiteNonNegative(*r.Delay) {
-			return t, f.errorf(l, "delay %g: want milliseconds, not negative", *r.Delay)
-		}
-		t.DelayMs = *r.Delay
-	}
-	extra, err := extraObject(f, l, r.Extra)
-	t.Extra = extra
+	err := requestFields{r.OutputLength, r.Timestamp, r.Delay, r.Extra}.apply(f, l, &t)
 	return t, err
 }
 
