@@ -25,6 +25,7 @@ import (
 // seen is one request as the server received it.
 type seen struct {
 	correlation string
+	requestID   string
 	arrived     time.Time
 	ended       time.Time
 	body        struct {
@@ -65,7 +66,7 @@ func newCaptureServer(t *testing.T, cfg mockserver.Config) *captureServer {
 			h.ServeHTTP(w, r)
 			return
 		}
-		s := &seen{arrived: time.Now(), correlation: r.Header.Get("X-Correlation-ID")}
+		s := &seen{arrived: time.Now(), correlation: r.Header.Get("X-Correlation-ID"), requestID: r.Header.Get("X-Request-ID")}
 		raw, _ := readAll(r)
 		_ = json.Unmarshal(raw, &s.body)
 		r.Body = readCloser{bytes.NewReader(raw)}
@@ -140,6 +141,8 @@ type recordLine struct {
 		ConversationID string `json:"conversation_id"`
 		TurnIndex      int    `json:"turn_index"`
 		CorrelationID  string `json:"x_correlation_id"`
+		RequestID      string `json:"x_request_id"`
+		CreditIssuedNs int64  `json:"credit_issued_ns"`
 		WasCancelled   bool   `json:"was_cancelled"`
 		Phase          string `json:"benchmark_phase"`
 	} `json:"metadata"`
@@ -326,11 +329,8 @@ func TestTraceReplay(t *testing.T) {
 	}
 	reqs := srv.reqs
 	sort.Slice(reqs, func(i, j int) bool { return reqs[i].arrived.Before(reqs[j].arrived) })
+	checkSchedule(t, readRecords(t, p.Output.ArtifactDir), reqs, stamps)
 	for i, s := range reqs {
-		want := stamps[i] * time.Millisecond
-		if got := s.arrived.Sub(reqs[0].arrived); got < want-2*time.Millisecond || got > want+30*time.Millisecond {
-			t.Errorf("row %d arrived %v after the first, want %v", i+1, got, want)
-		}
 		if n := tok.Count(s.body.Messages[0].Content); n != lengths[i] {
 			t.Errorf("row %d: %d prompt tokens, want %d", i+1, n, lengths[i])
 		}
@@ -362,12 +362,38 @@ func TestTraceReplay(t *testing.T) {
 	}
 	reqs = srv2.reqs
 	sort.Slice(reqs, func(i, j int) bool { return reqs[i].arrived.Before(reqs[j].arrived) })
-	for i, want := range []time.Duration{0, 326, 626} {
-		if got := reqs[i].arrived.Sub(reqs[0].arrived); got < (want-2)*time.Millisecond || got > (want+30)*time.Millisecond {
-			t.Errorf("windowed row %d arrived %v after the first, want %v ms", i+1, got, want)
-		}
-		if n := tok.Count(reqs[i].body.Messages[0].Content); n != []int{1300, 700, lengths[4]}[i] {
+	checkSchedule(t, readRecords(t, p.Output.ArtifactDir), reqs, []time.Duration{74, 400, 700})
+	for i, s := range reqs {
+		if n := tok.Count(s.body.Messages[0].Content); n != []int{1300, 700, lengths[4]}[i] {
 			t.Errorf("windowed row %d: %d tokens", i+1, n)
+		}
+	}
+}
+
+// checkSchedule: request i was due (credit_issued_ns) exactly offsets[i]
+// ms after the first request's due time plus offsets[0] (the schedule is
+// absolute), and reached the server no earlier than due and at most 30 ms
+// after it (the stated tolerance, on a machine not loaded to saturation).
+func checkSchedule(t *testing.T, recs []recordLine, reqs []*seen, offsets []time.Duration) {
+	t.Helper()
+	due := map[string]int64{}
+	for _, r := range recs {
+		due[r.Metadata.RequestID] = r.Metadata.CreditIssuedNs
+	}
+	if len(reqs) != len(offsets) || len(recs) != len(offsets) {
+		t.Fatalf("%d requests, %d records, want %d", len(reqs), len(recs), len(offsets))
+	}
+	start := due[reqs[0].requestID] - int64(offsets[0]*time.Millisecond)
+	for i, s := range reqs {
+		d, ok := due[s.requestID]
+		if !ok {
+			t.Fatalf("request %d has no record", i+1)
+		}
+		if got := time.Duration(d - start); got < offsets[i]*time.Millisecond-time.Microsecond || got > offsets[i]*time.Millisecond+time.Microsecond {
+			t.Errorf("request %d due %v into the schedule, want %v ms", i+1, got, offsets[i])
+		}
+		if late := time.Duration(s.arrived.UnixNano() - d); late < -time.Millisecond || late > 30*time.Millisecond {
+			t.Errorf("request %d reached the server %v after it was due", i+1, late)
 		}
 	}
 }
