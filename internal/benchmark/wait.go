@@ -8,15 +8,18 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llmbench/llmbench/internal/client"
 	"github.com/llmbench/llmbench/internal/config"
 	"github.com/llmbench/llmbench/internal/endpoint"
+	"github.com/llmbench/llmbench/internal/record"
 )
 
 // waitForModel, with --wait-for-model-timeout, probes the server until it
-// answers as ready: GET /v1/models listing the model (models), a one-token
-// request answered with 200 (inference), or both in that order. A server
-// still not ready at the timeout fails the run before anything is
-// measured, with the last probe's answer.
+// answers as ready: GET /v1/models listing every model (models), a
+// one-token request answered with content (inference), or both in that
+// order. A server still not ready at the timeout fails the run before
+// anything is measured, with the last probe's answer. The probes go
+// through a client like the run's, so they carry its auth and headers.
 func waitForModel(ctx context.Context, p config.Profile, baseURL string, in *inputs, log io.Writer) error {
 	e := p.Endpoint
 	if e.WaitForModel <= 0 {
@@ -24,21 +27,29 @@ func waitForModel(ctx context.Context, p config.Profile, baseURL string, in *inp
 	}
 	ctx, cancel := context.WithTimeout(ctx, e.WaitForModel)
 	defer cancel()
-	hc := &http.Client{Timeout: max(e.WaitInterval, 5*time.Second)}
-	probes := []func() error{}
+	probe := client.New(client.Options{
+		URL: targetURL(p, baseURL, in.kind), Kind: in.kind, Timeout: max(e.WaitInterval, 5*time.Second),
+		APIKey: e.APIKey, Headers: e.Headers, User: e.User, MaxConns: 1, Clock: record.NewClock(),
+	})
+	defer probe.Close()
+	var probes []func() error
 	if e.WaitMode == config.WaitModels || e.WaitMode == config.WaitBoth {
-		probes = append(probes, func() error { return probeModels(ctx, hc, p, baseURL) })
+		probes = append(probes, func() error { return probeModels(ctx, probe, p, baseURL) })
 	}
 	if e.WaitMode == config.WaitInference || e.WaitMode == config.WaitBoth {
-		probes = append(probes, func() error { return probeInference(ctx, hc, p, baseURL, in) })
+		probes = append(probes, func() error { return probeInference(ctx, probe, p, in.kind) })
 	}
 	start := time.Now()
+	var last error // the last answer the server gave, not the deadline's cut
 	for {
 		var err error
-		for _, probe := range probes {
-			if err = probe(); err != nil {
+		for _, pr := range probes {
+			if err = pr(); err != nil {
 				break
 			}
+		}
+		if err != nil && (ctx.Err() == nil || last == nil) {
+			last = err
 		}
 		if err == nil {
 			if waited := time.Since(start); waited > time.Second {
@@ -47,34 +58,20 @@ func waitForModel(ctx context.Context, p config.Profile, baseURL string, in *inp
 			return nil
 		}
 		if !sleepUntil(ctx, time.Now().Add(e.WaitInterval)) {
-			return fmt.Errorf("the server at %s was not ready within --wait-for-model-timeout %gs (%s probe): %v", baseURL, e.WaitForModel.Seconds(), e.WaitMode, err)
-		}
-	}
-}
-
-func authorize(req *http.Request, p config.Profile) {
-	if p.Endpoint.APIKey != "" {
-		req.Header.Set("Authorization", "Bearer "+p.Endpoint.APIKey)
-	}
-	if u := p.Endpoint.User; u != nil {
-		pw, _ := u.Password()
-		req.SetBasicAuth(u.Username(), pw)
-	}
-	for _, h := range p.Endpoint.Headers {
-		if k, v, ok := strings.Cut(h, ":"); ok {
-			req.Header.Set(strings.TrimSpace(k), strings.TrimSpace(v))
+			return fmt.Errorf("the server at %s was not ready within --wait-for-model-timeout %gs (%s probe): %v", baseURL, e.WaitForModel.Seconds(), e.WaitMode, last)
 		}
 	}
 }
 
 // probeModels wants /v1/models to list every model of the run.
-func probeModels(ctx context.Context, hc *http.Client, p config.Profile, baseURL string) error {
+func probeModels(ctx context.Context, probe *client.Client, p config.Profile, baseURL string) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, config.JoinURL(baseURL, "/v1/models"), nil)
 	if err != nil {
 		return err
 	}
-	authorize(req, p)
-	resp, err := hc.Do(req)
+	req.Header = probe.Header()
+	req.Header.Set("Accept", "application/json")
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return err
 	}
@@ -91,30 +88,17 @@ func probeModels(ctx context.Context, hc *http.Client, p config.Profile, baseURL
 	return nil
 }
 
-// probeInference sends a one-token request for the first model.
-func probeInference(ctx context.Context, hc *http.Client, p config.Profile, baseURL string, in *inputs) error {
-	body, err := in.kind.Body(endpointProbe(p))
+// probeInference sends a one-token request for the first model and wants
+// a valid answer, as the run's requests are judged.
+func probeInference(ctx context.Context, probe *client.Client, p config.Profile, kind endpoint.Kind) error {
+	body, err := kind.Body(endpoint.Input{Model: p.Endpoint.ModelNames[0], Prompt: "ping", MaxTokens: 1, LegacyMaxTokens: p.Endpoint.LegacyMaxTokens})
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, targetURL(p, baseURL, in.kind), strings.NewReader(string(body)))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	authorize(req, p)
-	resp, err := hc.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("a one-token request: %s", resp.Status)
+	rec := &record.Record{}
+	probe.Do(ctx, rec, body)
+	if rec.Err != nil {
+		return fmt.Errorf("a one-token request: %s", rec.Err.Message)
 	}
 	return nil
-}
-
-func endpointProbe(p config.Profile) endpoint.Input {
-	return endpoint.Input{Model: p.Endpoint.ModelNames[0], Prompt: "ping", MaxTokens: 1, LegacyMaxTokens: p.Endpoint.LegacyMaxTokens}
 }

@@ -124,6 +124,10 @@ func New(opts Options) *Client {
 	return c
 }
 
+// Header is a copy of the headers every request carries (content type,
+// auth, --header), for other calls to the same server.
+func (c *Client) Header() http.Header { return c.header.Clone() }
+
 // Close releases idle connections.
 func (c *Client) Close() { c.http.CloseIdleConnections() }
 
