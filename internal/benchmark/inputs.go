@@ -30,10 +30,10 @@ import (
 type inputs struct {
 	kind   endpoint.Kind
 	models []string
-	// extra is --extra-inputs parsed; extraArgs as given, for merging a
-	// turn's own extras over them.
+	// extra is --extra-inputs parsed; turnExtra[i][k], when not nil, is
+	// that merged with conversation i's turn k's own extras.
 	extra     []endpoint.Field
-	extraArgs []string
+	turnExtra [][][]endpoint.Field
 	convs     []dataset.Conversation
 	sampler   *dataset.Sampler
 	// times, on a fixed schedule, is when conversation i's first turn is
@@ -45,7 +45,9 @@ type inputs struct {
 	// most requests they may send (0: no limit), expected the requests the
 	// progress line counts to.
 	sessions, budget, expected int
-	inputsJSON                 []export.InputSession
+	// inputsJSON holds every turn's body without history for models[0]:
+	// what inputs.json shows, and the body a first turn sends as it is.
+	inputsJSON []export.InputSession
 }
 
 // seedOf returns the run's seed, drawing one (and recording it in p, so
@@ -81,7 +83,7 @@ func buildInputs(p config.Profile, seed uint64, corpus *dataset.Corpus) (*inputs
 	if err != nil {
 		return nil, err
 	}
-	in := &inputs{kind: kind, models: p.Endpoint.ModelNames, extra: extra, extraArgs: p.Endpoint.ExtraInputs, convs: convs}
+	in := &inputs{kind: kind, models: p.Endpoint.ModelNames, extra: extra, convs: convs}
 	if err := in.schedule(p); err != nil {
 		return nil, err
 	}
@@ -101,10 +103,21 @@ func buildInputs(p config.Profile, seed uint64, corpus *dataset.Corpus) (*inputs
 		in.sessions, in.expected = len(in.convs), dataset.Requests(in.convs)
 	}
 	in.inputsJSON = make([]export.InputSession, len(in.convs))
+	in.turnExtra = make([][][]endpoint.Field, len(in.convs))
 	for i, c := range in.convs {
 		s := export.InputSession{SessionID: c.ID}
-		for _, t := range c.Turns {
-			body, err := in.body(p, in.models[0], c.System, nil, t)
+		for k, t := range c.Turns {
+			if len(t.Extra) > 0 {
+				if in.turnExtra[i] == nil {
+					in.turnExtra[i] = make([][]endpoint.Field, len(c.Turns))
+				}
+				merged, err := endpoint.ParseExtraInputs(append(slices.Clip(p.Endpoint.ExtraInputs), string(t.Extra)))
+				if err != nil {
+					return nil, fmt.Errorf("conversation %s turn %d: extra: %w", c.ID, k+1, err)
+				}
+				in.turnExtra[i][k] = merged
+			}
+			body, err := in.body(p, in.models[0], i, k, nil)
 			if err != nil {
 				return nil, err
 			}
@@ -195,18 +208,16 @@ func (in *inputs) offset(ms float64) time.Duration {
 	return time.Duration(max(0, ms-in.originMs) * float64(time.Millisecond))
 }
 
-// body builds one request: the turn after the system message and the
-// history, for model, with --extra-inputs and the turn's own extras.
-func (in *inputs) body(p config.Profile, model, system string, history []endpoint.Message, t dataset.Turn) ([]byte, error) {
+// body builds conversation i's turn k for model after history, with the
+// system message, --extra-inputs and the turn's own extras.
+func (in *inputs) body(p config.Profile, model string, i, k int, history []endpoint.Message) ([]byte, error) {
+	c, t := &in.convs[i], &in.convs[i].Turns[k]
 	extra := in.extra
-	if len(t.Extra) > 0 {
-		var err error
-		if extra, err = endpoint.ParseExtraInputs(append(slices.Clip(in.extraArgs), string(t.Extra))); err != nil {
-			return nil, err
-		}
+	if in.turnExtra != nil && in.turnExtra[i] != nil && in.turnExtra[i][k] != nil {
+		extra = in.turnExtra[i][k]
 	}
 	return in.kind.Body(endpoint.Input{
-		Model: model, Prompt: t.Text, System: system, History: history, MaxTokens: t.MaxTokens, Streaming: p.Endpoint.Streaming, Extra: extra,
+		Model: model, Prompt: t.Text, System: c.System, History: history, MaxTokens: t.MaxTokens, Streaming: p.Endpoint.Streaming, Extra: extra,
 		LegacyMaxTokens: p.Endpoint.LegacyMaxTokens, IncludeUsage: p.Tokenizer.UseServerTokenCount,
 	})
 }

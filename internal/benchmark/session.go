@@ -73,13 +73,13 @@ func (q *requester) draw(n int64, session bool) draw {
 	return d
 }
 
-// conversation is the one a job sends: on a fixed schedule the job's own,
-// else the sampler's next.
-func (q *requester) conversation(job schedule.Job) *dataset.Conversation {
+// conversation is the index of the one a job sends: on a fixed schedule
+// the job's own, else the sampler's next.
+func (q *requester) conversation(job schedule.Job) int {
 	if q.in.times != nil && job.Phase == record.PhaseProfiling {
-		return &q.in.convs[job.PhaseIndex]
+		return job.PhaseIndex
 	}
-	return &q.in.convs[q.in.sampler.Next()]
+	return q.in.sampler.Next()
 }
 
 // send runs one session. Turns after the first wait for the previous
@@ -88,7 +88,8 @@ func (q *requester) conversation(job schedule.Job) *dataset.Conversation {
 // budget is spent. A failed turn does not end it: the next turn carries
 // whatever answer arrived.
 func (q *requester) send(ctx context.Context, job schedule.Job) {
-	conv := q.conversation(job)
+	ci := q.conversation(job)
+	conv := &q.in.convs[ci]
 	var history []endpoint.Message
 	historyTokens := conv.SystemTokens
 	var correlationID string
@@ -109,7 +110,13 @@ func (q *requester) send(ctx context.Context, job schedule.Job) {
 		if t == 0 {
 			correlationID = d.correlationID
 		}
-		body, err := q.in.body(q.p, d.model, conv.System, history, *turn)
+		var body []byte
+		var err error
+		if t == 0 && d.model == q.in.models[0] {
+			body = q.in.inputsJSON[ci].Payloads[0] // built once, before the run
+		} else {
+			body, err = q.in.body(q.p, d.model, ci, t, history)
+		}
 		r := &record.Record{
 			SessionNum: int(n), ConversationID: conv.ID, CorrelationID: correlationID, TurnIndex: t, XRequestID: d.requestID, Phase: job.Phase,
 			InputTokens: historyTokens + turn.InputTokens, RequestedOutputTokens: turn.MaxTokens, Scheduled: scheduled,

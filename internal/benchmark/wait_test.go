@@ -13,6 +13,7 @@ import (
 	"github.com/llmbench/llmbench/internal/config"
 	"github.com/llmbench/llmbench/internal/endpoint"
 	"github.com/llmbench/llmbench/internal/mockserver"
+	"github.com/llmbench/llmbench/internal/record"
 )
 
 // TestWaitForModel: the probes retry until the server is ready, carry the
@@ -77,5 +78,28 @@ func TestWaitForModel(t *testing.T) {
 	err = waitForModel(context.Background(), profile(config.WaitInference, "m", 200*time.Millisecond), ts.URL, in, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "loading the model") {
 		t.Fatalf("a server never ready: %v", err)
+	}
+}
+
+// TestModelSelection: round_robin gives request n model n mod count;
+// random uses every model about equally.
+func TestModelSelection(t *testing.T) {
+	p := config.Default()
+	p.Endpoint.ModelNames = []string{"a", "b", "c"}
+	q := newRequester(p, &inputs{models: p.Endpoint.ModelNames}, nil, nil, record.NewClock(), nil, &collector{}, 1)
+	for n := range int64(7) {
+		if got, want := q.draw(n, false).model, p.Endpoint.ModelNames[n%3]; got != want {
+			t.Fatalf("request %d: model %s, want %s", n, got, want)
+		}
+	}
+	q.p.Endpoint.ModelSelection = config.ModelRandom
+	counts := map[string]int{}
+	for n := range int64(3000) {
+		counts[q.draw(n, false).model]++
+	}
+	for _, m := range p.Endpoint.ModelNames {
+		if counts[m] < 900 || counts[m] > 1100 { // 1000 ± 3.5 sd
+			t.Fatalf("random selection %v", counts)
+		}
 	}
 }

@@ -19,7 +19,8 @@ type Synthetic struct {
 	OutputMean, OutputStddev float64
 	// TurnMean and TurnStddev give each conversation's number of turns
 	// (at least 1); DelayMean and DelayStddev the think time before every
-	// turn after the first, in milliseconds, scaled by DelayRatio.
+	// turn after the first, in milliseconds, scaled by DelayRatio (0: no
+	// delays, as --conversation-turn-delay-ratio 0 asks).
 	TurnMean, TurnStddev   float64
 	DelayMean, DelayStddev float64
 	DelayRatio             float64
@@ -54,10 +55,6 @@ func (s Synthetic) Generate(corpus *Corpus) ([]Conversation, error) {
 		p, _ := corpus.Text(rng, s.PrefixLength)
 		prefixes[i] = p + " "
 	}
-	ratio := s.DelayRatio
-	if ratio == 0 {
-		ratio = 1
-	}
 	convs := make([]Conversation, s.Conversations)
 	for i := range convs {
 		c := Conversation{ID: fmt.Sprintf("session_%06d", i), System: system, SystemTokens: systemTokens}
@@ -76,7 +73,7 @@ func (s Synthetic) Generate(corpus *Corpus) ([]Conversation, error) {
 				turn.MaxTokens = SampleLength(rng, s.OutputMean, s.OutputStddev)
 			}
 			if t > 0 && (s.DelayMean > 0 || s.DelayStddev > 0) {
-				turn.DelayMs = ratio * max(0, s.DelayMean+rng.NormFloat64()*s.DelayStddev)
+				turn.DelayMs = s.DelayRatio * max(0, s.DelayMean+rng.NormFloat64()*s.DelayStddev)
 			}
 			c.Turns = append(c.Turns, turn)
 		}

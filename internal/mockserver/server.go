@@ -246,11 +246,13 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, kind api) {
 	} else {
 		prompt = promptText(req.Prompt)
 	}
-	ids := s.lang.Encode(prompt)
-	promptTokens, cached := len(ids), 0
+	var promptTokens, cached int
 	if s.cfg.PrefixCaching {
-		cached = s.prefix.lookup(ids)
+		ids := s.lang.Encode(prompt)
+		promptTokens, cached = len(ids), s.prefix.lookup(ids)
 		s.engine().prefixCache(promptTokens, cached)
+	} else {
+		promptTokens = s.lang.Count(prompt)
 	}
 
 	rng := rand.New(rand.NewPCG(s.cfg.Seed, seq))
