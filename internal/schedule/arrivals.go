@@ -89,15 +89,6 @@ func Gamma(rng *rand.Rand, shape float64) float64 {
 	}
 }
 
-// Interval is the gap before the next request: 1/rate, or for a Poisson
-// process an exponentially distributed gap with mean 1/rate.
-func Interval(rng *rand.Rand, rate float64, poisson bool) time.Duration {
-	if poisson {
-		return poissonArrivals{}.Gap(rng, rate)
-	}
-	return constantArrivals{}.Gap(rng, rate)
-}
-
 // rampUpdate is how often a ramped rate changes, as AIPerf's; the ramp
 // starts at target × rampUpdate / ramp.
 const rampUpdate = 100 * time.Millisecond

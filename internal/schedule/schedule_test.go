@@ -143,7 +143,7 @@ func TestPoissonIntervals(t *testing.T) {
 	const n, rate = 50000, 20.0
 	var sum, sq float64
 	for range n {
-		x := Interval(rng, rate, true).Seconds()
+		x := poissonArrivals{}.Gap(rng, rate).Seconds()
 		sum += x
 		sq += x * x
 	}
@@ -153,7 +153,7 @@ func TestPoissonIntervals(t *testing.T) {
 	if math.Abs(mean-0.05) > 0.0015 || math.Abs(std-0.05) > 0.002 {
 		t.Fatalf("mean %.4f std %.4f, want 0.05 and 0.05", mean, std)
 	}
-	if got := Interval(rng, 4, false); got != 250*time.Millisecond {
+	if got := (constantArrivals{}).Gap(rng, 4); got != 250*time.Millisecond {
 		t.Fatalf("constant interval %v, want 250ms", got)
 	}
 }
@@ -251,7 +251,7 @@ func TestJobsCarryWhenTheyWereDue(t *testing.T) {
 	at := time.Duration(0)
 	for i := range n {
 		if i > 0 {
-			at += Interval(rng, rate, true)
+			at += poissonArrivals{}.Gap(rng, rate)
 		}
 		j := jobs[i]
 		if !j.Scheduled || !j.Due.Equal(phaseStart.Add(at)) {
@@ -336,7 +336,7 @@ func TestPoissonIntervalsKS(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	gaps := make([]float64, n)
 	for i := range gaps {
-		gaps[i] = Interval(rng, rate, true).Seconds()
+		gaps[i] = poissonArrivals{}.Gap(rng, rate).Seconds()
 	}
 	sort.Float64s(gaps)
 	worst := 0.0
