@@ -443,6 +443,9 @@ func (p *Profile) Finish() error {
 	if l.RateRamp > 0 && l.RequestRate == 0 {
 		return errors.New("--request-rate-ramp-duration ramps --request-rate; give one")
 	}
+	if p.set["request-cancellation-delay"] && l.CancellationRate == 0 {
+		return errors.New("--request-cancellation-delay applies to the requests --request-cancellation-rate picks; give a rate above 0")
+	}
 	if !(l.CancellationRate >= 0 && l.CancellationRate <= 100) {
 		return fmt.Errorf("--request-cancellation-rate %g: a percentage of requests, 0 to 100", l.CancellationRate)
 	}

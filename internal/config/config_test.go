@@ -132,6 +132,7 @@ func TestValidationErrors(t *testing.T) {
 		{[]string{"-m", "x", "--request-rate", "2", "--arrival-pattern", "gamma", "--arrival-smoothness", "-1"}, "must be positive"},
 		{[]string{"-m", "x", "--request-rate-ramp-duration", "5"}, "give one"},
 		{[]string{"-m", "x", "--request-cancellation-rate", "150"}, "0 to 100"},
+		{[]string{"-m", "x", "--request-cancellation-delay", "0.5"}, "give a rate above 0"},
 		{[]string{"-m", "x", "--model-selection-strategy", "weighted"}, "round_robin or random"},
 		{[]string{"-m", "x", "--wait-for-model-mode", "ping"}, "models, inference or both"},
 		{[]string{"-m", "x", "--isl-block-size", "0"}, "at least 1 token"},

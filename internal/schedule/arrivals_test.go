@@ -123,24 +123,29 @@ func TestFixedSchedule(t *testing.T) {
 // TestConcurrencyRamp: with 4 slots over 90 ms the first sessions go out
 // at about 0, 30, 60 and 90 ms, never before their slot opens.
 func TestConcurrencyRamp(t *testing.T) {
-	var l sendLog
-	var start time.Time
-	obs := Observer{PhaseStart: func(ph record.Phase, at time.Time) { start = at }}
-	if _, err := Run(context.Background(), Plan{Concurrency: 4, ConcurrencyRamp: 90 * time.Millisecond, Count: 4}, l.send(300*time.Millisecond), obs); err != nil {
-		t.Fatal(err)
-	}
-	offsets := make([]time.Duration, len(l.at))
-	for i, at := range l.at {
-		offsets[i] = at.Sub(start)
-	}
-	sort.Slice(offsets, func(i, j int) bool { return offsets[i] < offsets[j] })
-	for k, off := range offsets {
-		if open := time.Duration(k) * 30 * time.Millisecond; off < open {
-			t.Errorf("session %d went out at %v, before its slot opened at %v", k, off, open)
+	for name, plan := range map[string]Plan{
+		"concurrency": {Concurrency: 4, ConcurrencyRamp: 90 * time.Millisecond, Count: 4},
+		"rate cap":    {Rate: 1000, Arrivals: constantArrivals{}, Concurrency: 4, ConcurrencyRamp: 90 * time.Millisecond, Count: 4},
+	} {
+		var l sendLog
+		var start time.Time
+		obs := Observer{PhaseStart: func(ph record.Phase, at time.Time) { start = at }}
+		if _, err := Run(context.Background(), plan, l.send(300*time.Millisecond), obs); err != nil {
+			t.Fatal(err)
 		}
-	}
-	if len(offsets) != 4 || offsets[3] > 250*time.Millisecond {
-		t.Errorf("offsets %v: the last slot should open at 90 ms, not wait for a session to end", offsets)
+		offsets := make([]time.Duration, len(l.at))
+		for i, at := range l.at {
+			offsets[i] = at.Sub(start)
+		}
+		sort.Slice(offsets, func(i, j int) bool { return offsets[i] < offsets[j] })
+		for k, off := range offsets {
+			if open := time.Duration(k) * 30 * time.Millisecond; off < open {
+				t.Errorf("%s: session %d went out at %v, before its slot opened at %v", name, k, off, open)
+			}
+		}
+		if len(offsets) != 4 || offsets[3] > 250*time.Millisecond {
+			t.Errorf("%s: offsets %v: the last slot should open at 90 ms, not wait for a session to end", name, offsets)
+		}
 	}
 }
 

@@ -25,8 +25,9 @@ type Plan struct {
 	Rate float64
 	// Arrivals draws the gaps between sessions in rate mode (nil: Poisson).
 	Arrivals Arrivals
-	// ConcurrencyRamp opens the Concurrency slots one by one over this long
-	// (the first at once); RateRamp climbs the rate linearly to Rate.
+	// ConcurrencyRamp opens the Concurrency slots (in rate mode, the cap)
+	// one by one over this long, the first at once; RateRamp climbs the
+	// rate linearly to Rate.
 	ConcurrencyRamp, RateRamp time.Duration
 	// Times, when set, is a fixed schedule: profiling job i is due Times[i]
 	// after the phase starts, and Count is len(Times).
@@ -217,6 +218,13 @@ func byRate(issueCtx, reqCtx context.Context, p Plan, first, count int, start ti
 	var slots chan struct{}
 	if p.Concurrency > 0 {
 		slots = make(chan struct{}, p.Concurrency)
+		// On a concurrency ramp the cap starts at 1: the other slots are
+		// held and let go one by one, as byConcurrency's workers start.
+		for k := 1; k < p.Concurrency && p.ConcurrencyRamp > 0; k++ {
+			slots <- struct{}{}
+			t := time.AfterFunc(slotOpens(k, p.Concurrency, p.ConcurrencyRamp), func() { <-slots })
+			defer t.Stop()
+		}
 	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
