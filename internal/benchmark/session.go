@@ -127,8 +127,8 @@ func (q *requester) send(ctx context.Context, job schedule.Job) {
 		q.counters.Sent.Add(1)
 		switch {
 		case err != nil:
-			// A body that cannot be built (an extra that clashes) is a
-			// failed request, recorded like any other.
+			// A body that cannot be built is a failed request, recorded
+			// like any other (extras were checked before the run).
 			r.StartPerf, r.EndPerf = q.clock.Now(), q.clock.Now()
 			r.Err = &record.Error{Type: record.ErrMalformed, Message: "build the request body: " + err.Error()}
 		case d.cancel:
