@@ -290,7 +290,7 @@ func firstMockFlag(fs *flag.FlagSet) string {
 }
 
 func printResults(stdout io.Writer, res *benchmark.Result) {
-	title := fmt.Sprintf("llmbench %s metrics (AIPerf-compatible) for %s", version, res.ServerURL)
+	title := fmt.Sprintf("llmbench %s metrics (AIPerf-compatible) for %s", version, strings.Join(res.ServerURLs, ", "))
 	fmt.Fprint(stdout, ui.Table(res.Summary.Results, title))
 	if sm := ui.ServerMetrics(res.ServerMetrics); sm != "" {
 		fmt.Fprint(stdout, "\n"+sm)

@@ -60,8 +60,8 @@ type Result struct {
 	Files []string
 	// ProfileJSON is the name of the aggregate JSON export among them.
 	ProfileJSON string
-	// ServerURL is the base URL benchmarked (the mock's when it was used).
-	ServerURL string
+	// ServerURLs are the base URLs benchmarked (the mock's when it was used).
+	ServerURLs []string
 	// ServerMetrics are the aggregated server metrics, when collected.
 	ServerMetrics []servermetrics.Metric
 }
@@ -96,12 +96,12 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if mock.Language == nil {
 		mock.Language = corpus // the built-in server speaks the client's tokenizer
 	}
-	baseURL, stopTarget, err := startTarget(p, mock)
+	targets, stopTargets, err := startTargets(p, mock, opts.Log)
 	if err != nil {
 		return nil, err
 	}
-	defer stopTarget()
-	if err := waitForModel(ctx, p, baseURL, in, opts.Log); err != nil {
+	defer stopTargets()
+	if err := waitForModel(ctx, p, targets, in, opts.Log); err != nil {
 		return nil, err
 	}
 	dir, names, clock := p.Output.ArtifactDir, export.ProfileFiles(p.Output.ExportPrefix), record.NewClock()
@@ -109,12 +109,12 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	sm, err := startServerMetrics(ctx, p, baseURL, dir, clock, opts.Log)
+	sm, err := startServerMetrics(ctx, p, targets, dir, clock, opts.Log)
 	if err != nil {
 		_ = records.Close()
 		return nil, err
 	}
-	cl := newClient(p, targetURL(p, baseURL, in.kind), in.kind, clock)
+	cl := newClients(p, targets, in.kind, clock)
 	defer cl.Close()
 
 	// Drive the load; every finished request goes to the collector.
@@ -158,7 +158,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		InputConfig: p.Redacted(), ClientLoad: &clientLoad,
 		RunInfo: export.RunInfo{BenchmarkID: benchmarkID, RandomSeed: p.Input.RandomSeed, Trial: opts.Trial, RunLabel: opts.RunLabel, CLICommand: p.CLICommand},
 	}
-	res := &Result{Summary: summary, ArtifactDir: dir, ServerURL: baseURL, Files: []string{names.Records}, ProfileJSON: names.ProfileJSON}
+	res := &Result{Summary: summary, ArtifactDir: dir, ServerURLs: bases(targets), Files: []string{names.Records}, ProfileJSON: names.ProfileJSON}
 	if err := writeExports(dir, names, summary, in.inputsJSON, col.timeslices(win.endNs), res); err != nil {
 		return res, err
 	}

@@ -123,7 +123,7 @@ func TestDeadEndpoint(t *testing.T) {
 	p := config.Default()
 	p.Endpoint.ModelNames = []string{"m"}
 	p.Tokenizer.Name = "builtin"
-	p.Endpoint.URL = "http://" + ln.Addr().String()
+	p.Endpoint.URLs = []string{"http://" + ln.Addr().String()}
 	p.Loadgen.Concurrency = 2
 	p.Loadgen.RequestCount = 6
 	p.Output.ArtifactDir = dir
@@ -165,7 +165,7 @@ func TestNoServerListening(t *testing.T) {
 	p := config.Default()
 	p.Endpoint.ModelNames = []string{"m"}
 	p.Tokenizer.Name = "builtin"
-	p.Endpoint.URL = addr
+	p.Endpoint.URLs = []string{addr}
 	p.Output.ArtifactDir = t.TempDir()
 	if err := p.Finish(); err != nil {
 		t.Fatal(err)

@@ -3,16 +3,10 @@ package benchmark
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net"
-	"net/http"
-	"net/url"
 	"slices"
 	"sort"
-	"strings"
-	"syscall"
 	"time"
 
 	"github.com/llmbench/llmbench/internal/config"
@@ -20,7 +14,6 @@ import (
 	"github.com/llmbench/llmbench/internal/endpoint"
 	"github.com/llmbench/llmbench/internal/export"
 	"github.com/llmbench/llmbench/internal/hfhub"
-	"github.com/llmbench/llmbench/internal/mockserver"
 	"github.com/llmbench/llmbench/internal/tokenizer"
 )
 
@@ -220,69 +213,4 @@ func (in *inputs) body(p config.Profile, model string, i, k int, history []endpo
 		Model: model, Prompt: t.Text, System: c.System, History: history, MaxTokens: t.MaxTokens, Streaming: p.Endpoint.Streaming, Extra: extra,
 		LegacyMaxTokens: p.Endpoint.LegacyMaxTokens, IncludeUsage: p.Tokenizer.UseServerTokenCount,
 	})
-}
-
-// startTarget returns the base URL to benchmark: --url, or the built-in
-// server started for the run. stop shuts the built-in server down.
-func startTarget(p config.Profile, mock mockserver.Config) (baseURL string, stop func(), err error) {
-	if !p.Endpoint.Mock {
-		// A server being waited for may not listen yet.
-		if p.Endpoint.WaitForModel == 0 {
-			if err := checkListening(p.Endpoint.URL); err != nil {
-				return "", nil, err
-			}
-		}
-		return p.Endpoint.URL, func() {}, nil
-	}
-	srv, err := mockserver.New(mock)
-	if err != nil {
-		return "", nil, fmt.Errorf("start the built-in server: %w", err)
-	}
-	// The server outlives the run's context so that requests cancelled by
-	// Ctrl-C end on the client side, where they are recorded.
-	url, stop, err := srv.Start(context.Background(), "127.0.0.1:0")
-	if err != nil {
-		return "", nil, fmt.Errorf("start the built-in server: %w", err)
-	}
-	return url, stop, nil
-}
-
-// targetURL is the URL requests are sent to: the base URL and the endpoint
-// type's path, or --endpoint's.
-func targetURL(p config.Profile, baseURL string, kind endpoint.Kind) string {
-	path := kind.Path()
-	if p.Endpoint.Custom != "" {
-		path = "/" + strings.TrimLeft(p.Endpoint.Custom, "/")
-	}
-	return config.JoinURL(baseURL, path)
-}
-
-// checkListening fails fast, in one line, when nothing listens at the
-// server's address, which is what a forgotten --url or --mock looks like;
-// otherwise every request would fail with the same connection error. A
-// proxy in the environment may reach what a direct dial cannot, so the
-// check is skipped when one applies.
-func checkListening(base string) error {
-	u, err := url.Parse(base)
-	if err != nil {
-		return fmt.Errorf("--url %q: %w", base, err)
-	}
-	if proxy, err := http.ProxyFromEnvironment(&http.Request{URL: u}); err != nil || proxy != nil {
-		return nil
-	}
-	port := u.Port()
-	if port == "" {
-		port = "80"
-		if u.Scheme == "https" {
-			port = "443"
-		}
-	}
-	conn, err := net.DialTimeout("tcp", net.JoinHostPort(u.Hostname(), port), 5*time.Second)
-	if err != nil {
-		if errors.Is(err, syscall.ECONNREFUSED) {
-			return fmt.Errorf("no server is listening at %s: start it or point --url at it, or add --mock to benchmark the built-in simulated server", base)
-		}
-		return fmt.Errorf("cannot reach the server at %s (%v): check --url, or add --mock to benchmark the built-in simulated server", base, err)
-	}
-	return conn.Close()
 }

@@ -6,9 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/llmbench/llmbench/internal/client"
 	"github.com/llmbench/llmbench/internal/config"
-	"github.com/llmbench/llmbench/internal/endpoint"
 	"github.com/llmbench/llmbench/internal/record"
 	"github.com/llmbench/llmbench/internal/schedule"
 	"github.com/llmbench/llmbench/internal/ui"
@@ -107,16 +105,4 @@ func planOf(p config.Profile, in *inputs, seed uint64) (schedule.Plan, error) {
 		plan.Times, plan.Count, plan.Concurrency, plan.Rate = in.times, len(in.times), 0, 0
 	}
 	return plan, nil
-}
-
-// newClient makes the HTTP client for the run's endpoint.
-func newClient(p config.Profile, url string, kind endpoint.Kind, clock record.Clock) *client.Client {
-	maxConns := p.Loadgen.Concurrency
-	if maxConns == 0 {
-		maxConns = 256
-	}
-	return client.New(client.Options{
-		URL: url, Kind: kind, Streaming: p.Endpoint.Streaming, Timeout: p.Endpoint.RequestTimeout,
-		APIKey: p.Endpoint.APIKey, Headers: p.Endpoint.Headers, User: p.Endpoint.User, MaxConns: maxConns, Clock: clock,
-	})
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"maps"
 	"net/url"
+	"slices"
 	"time"
 
 	"github.com/llmbench/llmbench/internal/config"
@@ -29,28 +30,35 @@ type serverMetrics struct {
 	log       io.Writer
 }
 
-// startServerMetrics scrapes the --url server's /metrics and every
+// startServerMetrics scrapes every --url server's /metrics and every
 // --server-metrics endpoint; the baseline scrape happens before it returns.
 // It returns nil when collection is off.
-func startServerMetrics(ctx context.Context, p config.Profile, baseURL, dir string, clock record.Clock, log io.Writer) (*serverMetrics, error) {
+func startServerMetrics(ctx context.Context, p config.Profile, targets []target, dir string, clock record.Clock, log io.Writer) (*serverMetrics, error) {
 	cfg := p.ServerMetrics
 	if cfg.Disabled {
 		return nil, nil
 	}
 	urls := []string{}
 	users := map[string]*url.Userinfo{}
-	if baseURL != "" {
-		u, err := config.MetricsURLOf(baseURL)
+	for _, t := range targets {
+		u, err := config.MetricsURLOf(t.base)
 		if err != nil {
 			return nil, err
 		}
+		if slices.Contains(urls, u) {
+			continue // two API paths of one server: one /metrics
+		}
 		urls = append(urls, u)
-		if p.Endpoint.User != nil {
+		if t.user != nil {
 			// The --url server's credentials open its /metrics too.
-			users[u] = p.Endpoint.User
+			users[u] = t.user
 		}
 	}
-	urls = append(urls, cfg.URLs...)
+	for _, u := range cfg.URLs {
+		if !slices.Contains(urls, u) {
+			urls = append(urls, u)
+		}
+	}
 	maps.Copy(users, cfg.Users)
 	sm := &serverMetrics{cfg: cfg, names: export.ServerMetricsFiles(p.Output.ExportPrefix), store: servermetrics.NewStore(), log: log}
 	if cfg.HasFormat(config.FormatJSONL) {

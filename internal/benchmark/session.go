@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/llmbench/llmbench/internal/client"
 	"github.com/llmbench/llmbench/internal/config"
 	"github.com/llmbench/llmbench/internal/dataset"
 	"github.com/llmbench/llmbench/internal/endpoint"
@@ -23,7 +22,7 @@ import (
 type requester struct {
 	p        config.Profile
 	in       *inputs
-	client   *client.Client
+	clients  clients
 	tok      tokenizer.Tokenizer
 	counters *ui.Counters
 	records  chan<- *record.Record
@@ -36,8 +35,8 @@ type requester struct {
 	rng      *rand.Rand // ids, models, cancellations
 }
 
-func newRequester(p config.Profile, in *inputs, cl *client.Client, tok tokenizer.Tokenizer, clock record.Clock, counters *ui.Counters, c *collector, seed uint64) *requester {
-	q := &requester{p: p, in: in, client: cl, tok: tok, clock: clock, counters: counters, records: c.done,
+func newRequester(p config.Profile, in *inputs, cl clients, tok tokenizer.Tokenizer, clock record.Clock, counters *ui.Counters, c *collector, seed uint64) *requester {
+	q := &requester{p: p, in: in, clients: cl, tok: tok, clock: clock, counters: counters, records: c.done,
 		rng: rand.New(rand.NewPCG(seed, 0x7265717565737473))} // "requests"
 	q.budget.Store(int64(in.budget))
 	return q
@@ -132,9 +131,9 @@ func (q *requester) send(ctx context.Context, job schedule.Job) {
 			r.StartPerf, r.EndPerf = q.clock.Now(), q.clock.Now()
 			r.Err = &record.Error{Type: record.ErrMalformed, Message: "build the request body: " + err.Error()}
 		case d.cancel:
-			q.client.DoCancelAfter(ctx, r, body, q.p.Loadgen.CancellationDelay)
+			q.clients.pick(n).DoCancelAfter(ctx, r, body, q.p.Loadgen.CancellationDelay)
 		default:
-			q.client.Do(ctx, r, body)
+			q.clients.pick(n).Do(ctx, r, body)
 		}
 		if r.Valid() {
 			q.counters.Completed.Add(1)

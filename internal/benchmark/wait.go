@@ -20,16 +20,29 @@ import (
 // order. A server still not ready at the timeout fails the run before
 // anything is measured, with the last probe's answer. The probes go
 // through a client like the run's, so they carry its auth and headers.
-func waitForModel(ctx context.Context, p config.Profile, baseURL string, in *inputs, log io.Writer) error {
+//
+// With several servers each is waited for in turn, within the one timeout.
+func waitForModel(ctx context.Context, p config.Profile, targets []target, in *inputs, log io.Writer) error {
 	e := p.Endpoint
 	if e.WaitForModel <= 0 {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, e.WaitForModel)
 	defer cancel()
+	for _, t := range targets {
+		if err := waitForServer(ctx, p, t, in, log); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// waitForServer probes one server until it is ready or ctx ends.
+func waitForServer(ctx context.Context, p config.Profile, t target, in *inputs, log io.Writer) error {
+	e, baseURL := p.Endpoint, t.base
 	probe := client.New(client.Options{
 		URL: targetURL(p, baseURL, in.kind), Kind: in.kind, Timeout: max(e.WaitInterval, 5*time.Second),
-		APIKey: e.APIKey, Headers: e.Headers, User: e.User, MaxConns: 1, Clock: record.NewClock(),
+		APIKey: e.APIKey, Headers: e.Headers, User: t.user, MaxConns: 1, Clock: record.NewClock(),
 	})
 	defer probe.Close()
 	var probes []func() error
@@ -53,7 +66,7 @@ func waitForModel(ctx context.Context, p config.Profile, baseURL string, in *inp
 		}
 		if err == nil {
 			if waited := time.Since(start); waited > time.Second {
-				fmt.Fprintf(log, "the server is ready after %.1f s\n", waited.Seconds())
+				fmt.Fprintf(log, "the server at %s is ready after %.1f s\n", baseURL, waited.Seconds())
 			}
 			return nil
 		}

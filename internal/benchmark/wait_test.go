@@ -52,14 +52,14 @@ func TestWaitForModel(t *testing.T) {
 	in := &inputs{kind: endpoint.Chat}
 
 	failFirst.Store(3)
-	if err := waitForModel(context.Background(), profile(config.WaitInference, "m", 5*time.Second), ts.URL, in, io.Discard); err != nil {
+	if err := waitForModel(context.Background(), profile(config.WaitInference, "m", 5*time.Second), []target{{base: ts.URL}}, in, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	if posts.Load() != 4 {
 		t.Fatalf("%d inference probes, want 3 refused and 1 answered", posts.Load())
 	}
 	posts.Store(3) // inference is ready now; the models list is not
-	if err := waitForModel(context.Background(), profile(config.WaitBoth, mockserver.DefaultModel, 5*time.Second), ts.URL, in, io.Discard); err != nil {
+	if err := waitForModel(context.Background(), profile(config.WaitBoth, mockserver.DefaultModel, 5*time.Second), []target{{base: ts.URL}}, in, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	if gets.Load() != 4 || posts.Load() != 4 {
@@ -70,12 +70,12 @@ func TestWaitForModel(t *testing.T) {
 	}
 
 	failFirst.Store(0)
-	err = waitForModel(context.Background(), profile(config.WaitModels, "not-served", 200*time.Millisecond), ts.URL, in, io.Discard)
+	err = waitForModel(context.Background(), profile(config.WaitModels, "not-served", 200*time.Millisecond), []target{{base: ts.URL}}, in, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), `does not list "not-served"`) || !strings.Contains(err.Error(), "--wait-for-model-timeout 0.2s") {
 		t.Fatalf("a model never listed: %v", err)
 	}
 	failFirst.Store(1 << 40)
-	err = waitForModel(context.Background(), profile(config.WaitInference, "m", 200*time.Millisecond), ts.URL, in, io.Discard)
+	err = waitForModel(context.Background(), profile(config.WaitInference, "m", 200*time.Millisecond), []target{{base: ts.URL}}, in, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "loading the model") {
 		t.Fatalf("a server never ready: %v", err)
 	}

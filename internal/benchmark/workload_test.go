@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"flag"
 	"net/http"
@@ -26,6 +27,7 @@ import (
 type seen struct {
 	correlation string
 	requestID   string
+	auth        string
 	arrived     time.Time
 	ended       time.Time
 	body        struct {
@@ -66,7 +68,7 @@ func newCaptureServer(t *testing.T, cfg mockserver.Config) *captureServer {
 			h.ServeHTTP(w, r)
 			return
 		}
-		s := &seen{arrived: time.Now(), correlation: r.Header.Get("X-Correlation-ID"), requestID: r.Header.Get("X-Request-ID")}
+		s := &seen{arrived: time.Now(), correlation: r.Header.Get("X-Correlation-ID"), requestID: r.Header.Get("X-Request-ID"), auth: r.Header.Get("Authorization")}
 		raw, _ := readAll(r)
 		_ = json.Unmarshal(raw, &s.body)
 		r.Body = readCloser{bytes.NewReader(raw)}
@@ -142,6 +144,7 @@ type recordLine struct {
 		TurnIndex      int    `json:"turn_index"`
 		CorrelationID  string `json:"x_correlation_id"`
 		RequestID      string `json:"x_request_id"`
+		SessionNum     int    `json:"session_num"`
 		CreditIssuedNs int64  `json:"credit_issued_ns"`
 		WasCancelled   bool   `json:"was_cancelled"`
 		Phase          string `json:"benchmark_phase"`
@@ -433,4 +436,86 @@ func TestRequestCancellation(t *testing.T) {
 	if aborts := counterTotal(t, res.ArtifactDir, "vllm:request_success", "finished_reason", "abort"); int(aborts) != cancelled {
 		t.Fatalf("the server counted %v aborts, want %d", aborts, cancelled)
 	}
+}
+
+// TestSeveralURLs: with two --url values, request n goes to server n mod 2
+// (AIPerf's round_robin, per request), with the second URL's own
+// credentials; both servers' /metrics are scraped, and each one's success
+// counter in the export is exactly what it was sent.
+func TestSeveralURLs(t *testing.T) {
+	mock := mockserver.DefaultConfig()
+	mock.TTFT, mock.ITL = 2*time.Millisecond, time.Millisecond
+	a, b := newCaptureServer(t, mock), newCaptureServer(t, mock)
+	withUser := strings.Replace(b.url, "http://", "http://bob:pw-9876@", 1)
+	p := profileFor(t, a.url, "--url", withUser, "--request-count", "21", "--concurrency", "3", "--osl", "4", "--isl", "20",
+		"--random-seed", "5", "--server-metrics-formats", "json")
+	res, err := Run(context.Background(), Options{Profile: p, Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.reqs) != 11 || len(b.reqs) != 10 {
+		t.Fatalf("servers received %d and %d requests, want 11 and 10", len(a.reqs), len(b.reqs))
+	}
+	server := map[string]string{}
+	for name, s := range map[string]*captureServer{"a": a, "b": b} {
+		for _, r := range s.reqs {
+			server[r.requestID] = name
+		}
+	}
+	for _, r := range b.reqs {
+		if r.auth != "Basic "+base64.StdEncoding.EncodeToString([]byte("bob:pw-9876")) {
+			t.Fatalf("server b got Authorization %q, want the second URL's credentials", r.auth)
+		}
+	}
+	for _, r := range a.reqs {
+		if r.auth != "" {
+			t.Fatalf("server a got Authorization %q, want none (its URL has no credentials)", r.auth)
+		}
+	}
+	recs := readRecords(t, res.ArtifactDir)
+	if len(recs) != 21 {
+		t.Fatalf("%d records, want 21", len(recs))
+	}
+	for _, r := range recs {
+		want := "ab"[r.Metadata.SessionNum%2 : r.Metadata.SessionNum%2+1]
+		if got := server[r.Metadata.RequestID]; got != want {
+			t.Fatalf("request %d went to server %q, want %q (round robin)", r.Metadata.SessionNum, got, want)
+		}
+	}
+	per := counterByEndpoint(t, res.ArtifactDir, "vllm:request_success")
+	if len(per) != 2 || per[a.url+"/metrics"] != 11 || per[b.url+"/metrics"] != 10 {
+		t.Fatalf("vllm:request_success by endpoint %v, want %s/metrics 11 and %s/metrics 10", per, a.url, b.url)
+	}
+	raw, _ := os.ReadFile(filepath.Join(res.ArtifactDir, "server_metrics_export.json"))
+	if strings.Contains(string(raw), "pw-9876") {
+		t.Fatal("the server metrics export holds the second URL's password")
+	}
+}
+
+// counterByEndpoint is a counter's increase in the server-metrics JSON
+// export, by endpoint URL.
+func counterByEndpoint(t *testing.T, dir, name string) map[string]float64 {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(dir, "server_metrics_export.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Metrics map[string]struct {
+			Series []struct {
+				Endpoint string `json:"endpoint_url"`
+				Stats    struct {
+					Total float64 `json:"total"`
+				} `json:"stats"`
+			} `json:"series"`
+		} `json:"metrics"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, s := range doc.Metrics[name].Series {
+		out[s.Endpoint] += s.Stats.Total
+	}
+	return out
 }

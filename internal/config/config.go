@@ -33,7 +33,9 @@ const (
 // Model selection strategies (--model-selection-strategy).
 const (
 	ModelRoundRobin = "round_robin"
-	ModelRandom     = "random"
+	// URLRoundRobin sends request n to URL n mod the number of URLs.
+	URLRoundRobin = "round_robin"
+	ModelRandom   = "random"
 )
 
 // Readiness probes (--wait-for-model-mode).
@@ -77,12 +79,16 @@ type Endpoint struct {
 	// Custom overrides the endpoint type's default path.
 	Custom    string `json:"custom_endpoint,omitempty"`
 	Streaming bool   `json:"streaming"`
-	// URL is the server's base URL, without credentials (AIPerf's default
-	// http://localhost:8000); unused with Mock.
-	URL string `json:"url,omitempty"`
-	// User holds the credentials of a URL like http://user:pw@host, sent as
-	// Basic auth and never written anywhere.
-	User           *url.Userinfo `json:"-"`
+	// URLs are the servers' base URLs, without credentials (AIPerf's
+	// default http://localhost:8000); unused with Mock. Several share the
+	// load by URLStrategy.
+	URLs []string `json:"urls,omitempty"`
+	// Users hold the credentials of URLs like http://user:pw@host, index
+	// for index with URLs (nil where there are none), sent as Basic auth
+	// and never written anywhere.
+	Users []*url.Userinfo `json:"-"`
+	// URLStrategy picks a request's URL among several: round_robin.
+	URLStrategy    string        `json:"url_strategy,omitempty"`
 	Mock           bool          `json:"mock,omitempty"`
 	RequestTimeout time.Duration `json:"-"`
 	TimeoutSeconds float64       `json:"timeout"`
@@ -280,7 +286,8 @@ func Default() Profile {
 	return Profile{
 		Endpoint: Endpoint{
 			Type:           EndpointChat,
-			URL:            DefaultURL,
+			URLs:           []string{DefaultURL},
+			URLStrategy:    URLRoundRobin,
 			RequestTimeout: DefaultRequestTimeout,
 			ModelSelection: ModelRoundRobin,
 			WaitMode:       WaitInference,
@@ -374,13 +381,9 @@ func (p *Profile) Finish() error {
 		return errors.New("--mock benchmarks the built-in simulated server; leave out --url, or drop --mock to benchmark the server at --url")
 	}
 	if e.Mock {
-		e.URL = ""
-	} else {
-		u, user, err := NormalizeBaseURL(e.URL)
-		if err != nil {
-			return fmt.Errorf("--url: %w", err)
-		}
-		e.URL, e.User = u, user
+		e.URLs, e.Users = nil, nil
+	} else if err := e.normalizeURLs(); err != nil {
+		return err
 	}
 	if e.RequestTimeout <= 0 {
 		return errors.New("--request-timeout-seconds must be positive")
@@ -588,6 +591,34 @@ func DefaultArtifactDir(p Profile) string {
 		name += fmt.Sprintf("-concurrency%d", p.Loadgen.Concurrency)
 	}
 	return "artifacts/" + name
+}
+
+// normalizeURLs checks --url values and --url-strategy, and moves the
+// URLs' credentials into Users.
+func (e *Endpoint) normalizeURLs() error {
+	e.URLStrategy = strings.ReplaceAll(e.URLStrategy, "-", "_")
+	if e.URLStrategy != URLRoundRobin {
+		return fmt.Errorf("--url-strategy %q: use round_robin", e.URLStrategy)
+	}
+	if len(e.URLs) == 0 {
+		return errors.New("--url needs a value")
+	}
+	e.Users = make([]*url.Userinfo, len(e.URLs))
+	seen := map[string]bool{}
+	for i, raw := range e.URLs {
+		u, user, err := NormalizeBaseURL(raw)
+		if err != nil {
+			return fmt.Errorf("--url: %w", err)
+		}
+		if seen[u] {
+			// Twice the same server would double its share, which no
+			// strategy here means; say so rather than skew the load.
+			return fmt.Errorf("--url %s is given twice", u)
+		}
+		seen[u] = true
+		e.URLs[i], e.Users[i] = u, user
+	}
+	return nil
 }
 
 // NormalizeBaseURL accepts host:port or a URL and returns

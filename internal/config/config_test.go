@@ -30,7 +30,7 @@ func TestAIPerfFlagNamesAndDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	e, l, in := p.Endpoint, p.Loadgen, p.Input
-	if e.ModelNames[0] != "org/model-x" || e.URL != "http://localhost:8000" || e.Type != "completions" || !e.Streaming || e.Mock {
+	if e.ModelNames[0] != "org/model-x" || strings.Join(e.URLs, " ") != "http://localhost:8000" || e.Type != "completions" || !e.Streaming || e.Mock {
 		t.Errorf("endpoint %+v", e)
 	}
 	if e.RequestTimeout != 2500*time.Millisecond || len(e.Headers) != 1 || len(e.ExtraInputs) != 1 {
@@ -54,7 +54,7 @@ func TestDefaults(t *testing.T) {
 	}
 	// AIPerf: localhost:8000, concurrency 1 and 10 requests when nothing
 	// is said; ISL 550; a 6-hour request timeout.
-	if p.Endpoint.Mock || p.Endpoint.URL != "http://localhost:8000" || p.Loadgen.Concurrency != 1 || p.Loadgen.RequestCount != 10 ||
+	if p.Endpoint.Mock || strings.Join(p.Endpoint.URLs, " ") != "http://localhost:8000" || p.Endpoint.URLStrategy != "round_robin" || p.Loadgen.Concurrency != 1 || p.Loadgen.RequestCount != 10 ||
 		p.Input.Prompt.InputTokens.Mean != 550 || p.Endpoint.Type != "chat" || p.Endpoint.RequestTimeout != 6*time.Hour {
 		t.Errorf("defaults %+v", p)
 	}
@@ -83,7 +83,7 @@ func TestDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !p.Endpoint.Mock || p.Endpoint.URL != "" {
+	if !p.Endpoint.Mock || len(p.Endpoint.URLs) != 0 {
 		t.Errorf("--mock: %+v", p.Endpoint)
 	}
 	p, err = parse(t, "--model", "m", "--request-rate", "2.5", "--benchmark-duration", "30")
@@ -115,6 +115,8 @@ func TestValidationErrors(t *testing.T) {
 		{[]string{"-m", "x", "--num-requests", "0"}, "--request-count 0: it must be at least 1"},
 		{[]string{"-m", "x", "--warmup-request-count", "-1"}, "cannot be negative"},
 		{[]string{"-m", "x", "--url", "http://u:hunter2@[::1"}, "not a valid URL"},
+		{[]string{"-m", "x", "--url", "a:1", "--url", "http://a:1/"}, "--url http://a:1 is given twice"},
+		{[]string{"-m", "x", "--url", "a:1", "--url", "b:1", "--url-strategy", "least_loaded"}, "--url-strategy \"least_loaded\": use round_robin"},
 		{[]string{"-m", "x", "--request-rate-mode", "burst"}, "constant, poisson or gamma"},
 		{[]string{"-m", "x", "--header", "NoColon"}, "Name:Value"},
 		{[]string{"-m", "x", "--tokenizer-revision", ""}, "cannot be empty"},
@@ -170,15 +172,49 @@ func TestRedaction(t *testing.T) {
 	}
 }
 
+// TestSeveralURLs: repeated and space-separated --url values (AIPerf's
+// list) keep their order; the first replaces the default; each URL keeps
+// its own credentials, written nowhere.
+func TestSeveralURLs(t *testing.T) {
+	for _, args := range [][]string{
+		{"-m", "m", "--url", "h1:8000", "--url", "https://bob:pw7777@h2:8001/v1", "-u", "h3:8002", "--url-strategy", "round-robin"},
+		{"-m", "m", "--url", "h1:8000", "https://bob:pw7777@h2:8001/v1", "h3:8002", "--url-strategy", "round_robin"},
+	} {
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		p := Default()
+		BindFlags(fs, &p)
+		if err := fs.Parse(ExpandListArgs(args, ListFlags)); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Finish(); err != nil {
+			t.Fatal(err)
+		}
+		want := "http://h1:8000 https://h2:8001/v1 http://h3:8002"
+		if got := strings.Join(p.Endpoint.URLs, " "); got != want || p.Endpoint.URLStrategy != URLRoundRobin {
+			t.Fatalf("%v: urls %q strategy %q, want %q", args, got, p.Endpoint.URLStrategy, want)
+		}
+		if u := p.Endpoint.Users; len(u) != 3 || u[0] != nil || u[2] != nil || u[1].Username() != "bob" {
+			t.Fatalf("users %v", u)
+		}
+		b, _ := json.Marshal(p.Redacted())
+		if strings.Contains(string(b), "pw7777") || strings.Contains(string(b), "bob") || !strings.Contains(string(b), `"urls":["http://h1:8000","https://h2:8001/v1","http://h3:8002"]`) {
+			t.Fatalf("input_config: %s", b)
+		}
+		if r := NewRedactor(p); r.Redact("x pw7777 y") != "x <redacted> y" {
+			t.Fatalf("the second URL's password is not redacted: %q", r.Redact("x pw7777 y"))
+		}
+	}
+}
+
 func TestURLCredentialsMovedOut(t *testing.T) {
 	p, err := parse(t, "-m", "m", "--url", "https://alice:s3cr%40t@llm.example:8443/v1/", "--server-metrics", "bob:pw9999@gpu0:9400", "--server-metrics", "gpu:9401")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Endpoint.URL != "https://llm.example:8443/v1" || p.Endpoint.User.Username() != "alice" {
-		t.Fatalf("url %q user %v", p.Endpoint.URL, p.Endpoint.User)
+	if len(p.Endpoint.URLs) != 1 || p.Endpoint.URLs[0] != "https://llm.example:8443/v1" || p.Endpoint.Users[0].Username() != "alice" {
+		t.Fatalf("urls %q users %v", p.Endpoint.URLs, p.Endpoint.Users)
 	}
-	if pw, _ := p.Endpoint.User.Password(); pw != "s3cr@t" {
+	if pw, _ := p.Endpoint.Users[0].Password(); pw != "s3cr@t" {
 		t.Fatalf("password %q, want the decoded s3cr@t", pw)
 	}
 	want := []string{"http://gpu0:9400/metrics", "http://gpu:9401/metrics"}

@@ -23,7 +23,8 @@ func BindFlags(fs *flag.FlagSet, p *Profile) *Flags {
 	e, in, l := &p.Endpoint, &p.Input, &p.Loadgen
 
 	f.vars((*listValue)(&e.ModelNames), "Model name(s) to benchmark; comma-separated or repeated (required).", "model", "m", "model-names")
-	f.vars((*stringValue)(&e.URL), "Base URL of the server (host:port or http://host:port).", "url", "u")
+	f.vars(&urlList{list: &e.URLs}, "Base URL of the server (host:port or http://host:port); several (repeated or space-separated) share the load.", "url", "u")
+	f.vars((*stringValue)(&e.URLStrategy), "How a request's URL is chosen among several --url: round_robin.", "url-strategy")
 	f.vars(boolValue{&e.Mock}, "Benchmark the built-in simulated server, started in-process, instead of --url (its flags: --mock-*).", "mock")
 	f.vars((*stringValue)(&e.Type), "Endpoint type: chat or completions.", "endpoint-type")
 	f.vars((*stringValue)(&e.Custom), "Custom endpoint path that replaces the type's default (e.g. /v1/custom).", "endpoint", "custom-endpoint")
@@ -130,7 +131,7 @@ func (n negatedBool) IsBoolFlag() bool { return true }
 
 // ListFlags are the flags that take several space-separated values
 // (--server-metrics URL URL …); ExpandListArgs rewrites them for package flag.
-var ListFlags = []string{"server-metrics", "server-metrics-formats"}
+var ListFlags = []string{"server-metrics", "server-metrics-formats", "url", "u"}
 
 // ExpandListArgs rewrites "--flag a b c" into "--flag=a --flag=b --flag=c"
 // for the given multi-value flags: values run until the next argument that
@@ -185,6 +186,28 @@ func (r *replaceList) String() string {
 		return ""
 	}
 	return strings.Join(*r.list, " ")
+}
+
+// urlList is --url: the first value replaces the default, later ones
+// (repeats, or the values ExpandListArgs split out) append, as typed.
+type urlList struct {
+	list *[]string
+	set  bool
+}
+
+func (u *urlList) Set(v string) error {
+	if !u.set {
+		*u.list, u.set = nil, true
+	}
+	*u.list = append(*u.list, strings.TrimSpace(v))
+	return nil
+}
+
+func (u *urlList) String() string {
+	if u.list == nil {
+		return ""
+	}
+	return strings.Join(*u.list, " ")
 }
 
 // vars registers one value under several names; the first is the canonical

@@ -23,7 +23,8 @@ func (p Profile) Redacted() Profile {
 	}
 	p.Endpoint.Headers = hs
 	p.Endpoint.ModelNames = append([]string(nil), p.Endpoint.ModelNames...)
-	p.Endpoint.User = nil
+	p.Endpoint.URLs = append([]string(nil), p.Endpoint.URLs...)
+	p.Endpoint.Users = nil
 	p.ServerMetrics.Users = nil
 	return p
 }
@@ -147,7 +148,7 @@ func NewRedactor(p Profile) *Redactor {
 			add(f[len(f)-1])
 		}
 	}
-	users := []*url.Userinfo{p.Endpoint.User}
+	users := slices.Clone(p.Endpoint.Users)
 	for _, u := range p.ServerMetrics.Users {
 		users = append(users, u)
 	}

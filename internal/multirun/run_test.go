@@ -37,7 +37,7 @@ func TestRunRecordsAFailedRun(t *testing.T) {
 	p := config.Default()
 	p.Endpoint.ModelNames = []string{"m"}
 	p.Tokenizer.Name = "builtin"
-	p.Endpoint.URL = srv.URL
+	p.Endpoint.URLs = []string{srv.URL}
 	p.Loadgen.RequestCount = 4
 	p.Loadgen.WarmupRequestCount = 1
 	p.Output.ArtifactDir = dir
@@ -133,7 +133,7 @@ func TestRunAllFailed(t *testing.T) {
 	p := config.Default()
 	p.Endpoint.ModelNames = []string{"m"}
 	p.Tokenizer.Name = "builtin"
-	p.Endpoint.URL = srv.URL
+	p.Endpoint.URLs = []string{srv.URL}
 	p.Output.ArtifactDir = t.TempDir()
 	p.ServerMetrics.Disabled = true
 	p.MultiRun.NumRuns = 2
