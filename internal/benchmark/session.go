@@ -83,8 +83,8 @@ func (q *requester) conversation(job schedule.Job) int {
 
 // send runs one session. Turns after the first wait for the previous
 // answer and then their delay (or, on a fixed schedule, their
-// timestamp); a session stops early when the run ends or its request
-// budget is spent. A failed turn does not end it: the next turn carries
+// timestamp); a session stops early when the run ends, its phase stops
+// issuing (--benchmark-duration) or its request budget is spent. A failed turn does not end it: the next turn carries
 // whatever answer arrived.
 func (q *requester) send(ctx context.Context, job schedule.Job) {
 	ci := q.conversation(job)
@@ -97,7 +97,7 @@ func (q *requester) send(ctx context.Context, job schedule.Job) {
 		due, scheduled := job.Due, job.Scheduled
 		if t > 0 {
 			due, scheduled = q.turnDue(job, turn)
-			if !sleepUntil(ctx, due) {
+			if !sleepUntil(job.Issuing, due) || ctx.Err() != nil {
 				return
 			}
 		}

@@ -519,3 +519,46 @@ func counterByEndpoint(t *testing.T, dir, name string) map[string]float64 {
 	}
 	return out
 }
+
+// TestDurationStopsLaterTurns: when --benchmark-duration runs out, no new
+// request starts, a session's later turn included (AIPerf issues no credit
+// after the duration); the grace period only lets requests in flight
+// finish. Turns 500 ms apart in a 1.2 s run: second turns go out, third
+// turns (due after ~1.0 s plus answer times) mostly would not, and none
+// may arrive after the duration.
+func TestDurationStopsLaterTurns(t *testing.T) {
+	mock := mockserver.DefaultConfig()
+	mock.TTFT, mock.ITL = 5*time.Millisecond, time.Millisecond
+	srv := newCaptureServer(t, mock)
+	p := profileFor(t, srv.url, "--conversation-num", "4", "--conversation-turn-mean", "5", "--conversation-turn-delay-mean", "500",
+		"--concurrency", "2", "--isl", "20", "--osl", "4", "--benchmark-duration", "1.2", "--benchmark-grace-period", "10", "--no-server-metrics")
+	start := time.Now()
+	res, err := Run(context.Background(), Options{Profile: p, Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 8*time.Second {
+		t.Fatalf("the run took %v: sessions kept going into the 10 s grace period", took)
+	}
+	first := srv.reqs[0].arrived
+	later := 0
+	for _, s := range srv.reqs {
+		if s.arrived.Before(first) {
+			first = s.arrived
+		}
+	}
+	for _, s := range srv.reqs {
+		if d := s.arrived.Sub(first); d > 1200*time.Millisecond+250*time.Millisecond {
+			t.Fatalf("a request arrived %v after the first, past the 1.2 s duration", d)
+		}
+		if len(s.body.Messages) > 1 {
+			later++
+		}
+	}
+	if later == 0 {
+		t.Fatal("no later turn was sent at all; the test shows nothing")
+	}
+	if recs := readRecords(t, res.ArtifactDir); len(recs) != len(srv.reqs) {
+		t.Fatalf("%d records for %d requests sent", len(recs), len(srv.reqs))
+	}
+}

@@ -81,6 +81,11 @@ type Job struct {
 	// its phase (on a fixed schedule, the index into Times).
 	PhaseStart time.Time
 	PhaseIndex int
+	// Issuing ends when no more requests may start (a --benchmark-duration
+	// ran out, or the run stopped): a session's later turns are requests
+	// too, so they are not sent after it, while the turn in flight may
+	// finish in the grace period.
+	Issuing context.Context
 }
 
 // Sender sends one request and records it, returning when it is done. It
@@ -203,7 +208,7 @@ func byConcurrency(issueCtx, reqCtx context.Context, n int, ramp time.Duration, 
 				if count > 0 && i >= count {
 					return
 				}
-				send(reqCtx, Job{Index: first + i, Phase: phase, Due: freed, PhaseStart: start, PhaseIndex: i})
+				send(reqCtx, Job{Index: first + i, Phase: phase, Due: freed, PhaseStart: start, PhaseIndex: i, Issuing: issueCtx})
 				freed = time.Now()
 			}
 		})
@@ -250,7 +255,7 @@ func byRate(issueCtx, reqCtx context.Context, p Plan, first, count int, start ti
 			}
 			return
 		}
-		job := Job{Index: first + i, Phase: phase, Due: due, Scheduled: true, PhaseStart: start, PhaseIndex: i}
+		job := Job{Index: first + i, Phase: phase, Due: due, Scheduled: true, PhaseStart: start, PhaseIndex: i, Issuing: issueCtx}
 		wg.Go(func() {
 			send(reqCtx, job)
 			if slots != nil {
