@@ -86,6 +86,7 @@ func newClient(p config.Profile, t target, kind endpoint.Kind, clock record.Cloc
 	return client.New(client.Options{
 		URL: targetURL(p, t.base, kind), Kind: kind, Streaming: p.Endpoint.Streaming, Timeout: p.Endpoint.RequestTimeout,
 		APIKey: p.Endpoint.APIKey, Headers: p.Endpoint.Headers, User: t.user, MaxConns: maxConns, Clock: clock,
+		StdlibTransport: p.Endpoint.HTTPClient == config.HTTPClientStdlib,
 	})
 }
 

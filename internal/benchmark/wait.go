@@ -42,7 +42,7 @@ func waitForServer(ctx context.Context, p config.Profile, t target, in *inputs, 
 	e, baseURL := p.Endpoint, t.base
 	probe := client.New(client.Options{
 		URL: targetURL(p, baseURL, in.kind), Kind: in.kind, Timeout: max(e.WaitInterval, 5*time.Second),
-		APIKey: e.APIKey, Headers: e.Headers, User: t.user, MaxConns: 1, Clock: record.NewClock(),
+		APIKey: e.APIKey, Headers: e.Headers, User: t.user, MaxConns: 1, Clock: record.NewClock(), StdlibTransport: e.HTTPClient == config.HTTPClientStdlib,
 	})
 	defer probe.Close()
 	var probes []func() error

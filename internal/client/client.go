@@ -50,12 +50,17 @@ type Options struct {
 	// DialContext replaces the default dialer (tests, connection
 	// instrumentation); nil for a plain TCP dial.
 	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
+	// StdlibTransport sends through net/http's Transport rather than the
+	// lean HTTP/1.1 transport (which proxies always use).
+	StdlibTransport bool
 }
 
 // Client sends requests. It is safe for concurrent use.
 type Client struct {
-	opts   Options
-	http   *http.Client
+	opts Options
+	http *http.Client
+	// h1 is the lean transport, nil when requests go through http.
+	h1     *h1Transport
 	header http.Header
 	// readers are reused from request to request: their buffers, grown
 	// once, read the next response without allocating.
@@ -116,6 +121,11 @@ func New(opts Options) *Client {
 		ReadBufferSize:      32 << 10,
 	}
 	c := &Client{opts: opts, http: &http.Client{Transport: tr}, header: h}
+	if u, err := url.Parse(opts.URL); err == nil && !opts.StdlibTransport {
+		if t, ok := newH1Transport(u, h, tr.TLSClientConfig, tr.DialContext, tr.MaxIdleConnsPerHost); ok {
+			c.h1 = t
+		}
+	}
 	c.readers.New = func() any {
 		rr := &responseReader{dec: opts.Kind.NewDecoder()}
 		rr.sse = sse.NewReader(&rr.head)
@@ -129,7 +139,12 @@ func New(opts Options) *Client {
 func (c *Client) Header() http.Header { return c.header.Clone() }
 
 // Close releases idle connections.
-func (c *Client) Close() { c.http.CloseIdleConnections() }
+func (c *Client) Close() {
+	c.http.CloseIdleConnections()
+	if c.h1 != nil {
+		c.h1.closeIdle()
+	}
+}
 
 // Do sends body and fills rec's timings, content, usage and error. rec's
 // identity fields (SessionNum, XRequestID, …) are the caller's. Do never
@@ -166,23 +181,7 @@ func (c *Client) DoCancelAfter(ctx context.Context, rec *record.Record, body []b
 	}
 	// Last, after the body is closed: every byte of the response is in.
 	defer tr.wire.copyTo(&rec.Trace)
-	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, tr.hooks()), http.MethodPost, c.opts.URL, bytes.NewReader(body))
-	if err != nil {
-		rec.StartPerf = clock.Now()
-		tr.seal(&rec.Trace)
-		c.fail(ctx, rec, record.ErrConnect, 0, fmt.Sprintf("build request: %v", err))
-		return
-	}
-	req.Header = c.header.Clone()
-	if rec.XRequestID != "" {
-		req.Header.Set("X-Request-ID", rec.XRequestID)
-	}
-	if rec.CorrelationID != "" {
-		req.Header.Set("X-Correlation-ID", rec.CorrelationID)
-	}
-
-	rec.StartPerf = clock.Now()
-	resp, err := c.http.Do(req)
+	resp, err := c.roundTrip(ctx, tr, rec, body)
 	// From here on the trace belongs to this goroutine alone.
 	tr.seal(&rec.Trace)
 	if err != nil {
@@ -220,6 +219,34 @@ func (c *Client) DoCancelAfter(ctx context.Context, rec *record.Record, body []b
 	} else {
 		c.readWhole(ctx, rec, resp.Body, rr.dec)
 	}
+}
+
+// roundTrip sends the request, through the lean transport or net/http,
+// setting rec.StartPerf as it is handed over; errors read as net/http's
+// (Post "url": …).
+func (c *Client) roundTrip(ctx context.Context, tr *traceRecorder, rec *record.Record, body []byte) (*http.Response, error) {
+	if c.h1 != nil {
+		rec.StartPerf = c.opts.Clock.Now()
+		resp, err := c.h1.roundTrip(ctx, tr, rec.XRequestID, rec.CorrelationID, body)
+		if err != nil {
+			return nil, &url.Error{Op: "Post", URL: c.opts.URL, Err: err}
+		}
+		return resp, nil
+	}
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, tr.hooks()), http.MethodPost, c.opts.URL, bytes.NewReader(body))
+	if err != nil {
+		rec.StartPerf = c.opts.Clock.Now()
+		return nil, fmt.Errorf("build request: %w", err)
+	}
+	req.Header = c.header.Clone()
+	if rec.XRequestID != "" {
+		req.Header.Set("X-Request-ID", rec.XRequestID)
+	}
+	if rec.CorrelationID != "" {
+		req.Header.Set("X-Correlation-ID", rec.CorrelationID)
+	}
+	rec.StartPerf = c.opts.Clock.Now()
+	return c.http.Do(req)
 }
 
 // defaultDrainWait is Options.DrainWait's default: the end of a stream

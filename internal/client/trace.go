@@ -2,6 +2,7 @@ package client
 
 import (
 	"crypto/tls"
+	"net"
 	"net/http/httptrace"
 	"sync"
 
@@ -35,18 +36,22 @@ func (tr *traceRecorder) set(f func(*record.HTTPTrace) *int64) {
 	tr.mu.Unlock()
 }
 
+// gotConn notes that the request has its connection, and makes the
+// request the owner of the connection's byte counts.
+func (tr *traceRecorder) gotConn(conn net.Conn, reused bool) {
+	now := tr.clock.Now()
+	tr.mu.Lock()
+	if !tr.sealed {
+		tr.t.GotConn, tr.t.ConnReused = now, reused
+		claim(conn, &tr.wire)
+	}
+	tr.mu.Unlock()
+}
+
 func (tr *traceRecorder) hooks() *httptrace.ClientTrace {
 	return &httptrace.ClientTrace{
-		GetConn: func(string) { tr.set(func(t *record.HTTPTrace) *int64 { return &t.GetConn }) },
-		GotConn: func(info httptrace.GotConnInfo) {
-			now := tr.clock.Now()
-			tr.mu.Lock()
-			if !tr.sealed {
-				tr.t.GotConn, tr.t.ConnReused = now, info.Reused
-				claim(info.Conn, &tr.wire)
-			}
-			tr.mu.Unlock()
-		},
+		GetConn:           func(string) { tr.set(func(t *record.HTTPTrace) *int64 { return &t.GetConn }) },
+		GotConn:           func(info httptrace.GotConnInfo) { tr.gotConn(info.Conn, info.Reused) },
 		DNSStart:          func(httptrace.DNSStartInfo) { tr.set(func(t *record.HTTPTrace) *int64 { return &t.DNSStart }) },
 		DNSDone:           func(httptrace.DNSDoneInfo) { tr.set(func(t *record.HTTPTrace) *int64 { return &t.DNSDone }) },
 		ConnectStart:      func(string, string) { tr.set(func(t *record.HTTPTrace) *int64 { return &t.ConnectStart }) },

@@ -15,7 +15,7 @@ import (
 	"github.com/llmbench/llmbench/internal/record"
 )
 
-// TestLateDialHooksIgnored sets up the race net/http really has: request B
+// TestLateDialHooksIgnored (net/http's transport) sets up the race net/http really has: request B
 // starts a dial, then takes the connection request A just released, and
 // returns; B's dial finishes afterwards and fires ConnectStart and
 // ConnectDone with B's trace. Those late hooks must not touch B's record
@@ -47,7 +47,7 @@ func TestLateDialHooksIgnored(t *testing.T) {
 		defer close(dialDone)
 		return d.DialContext(ctx, network, addr) // fires B's ConnectStart/Done now
 	}
-	c := New(Options{URL: srv.URL, Kind: endpoint.Chat, Timeout: 10 * time.Second, MaxConns: 4, Clock: record.NewClock(), DialContext: dial})
+	c := New(Options{URL: srv.URL, Kind: endpoint.Chat, Timeout: 10 * time.Second, MaxConns: 4, Clock: record.NewClock(), DialContext: dial, StdlibTransport: true})
 	defer c.Close()
 
 	recA, recB := &record.Record{}, &record.Record{}

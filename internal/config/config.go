@@ -35,7 +35,12 @@ const (
 	ModelRoundRobin = "round_robin"
 	// URLRoundRobin sends request n to URL n mod the number of URLs.
 	URLRoundRobin = "round_robin"
-	ModelRandom   = "random"
+	// HTTPClientLean is llmbench's HTTP/1.1 transport, which reads each
+	// response on the request's own goroutine; HTTPClientStdlib is Go's
+	// net/http Transport, kept selectable as a fallback and a baseline.
+	HTTPClientLean   = "lean"
+	HTTPClientStdlib = "net/http"
+	ModelRandom      = "random"
 )
 
 // Readiness probes (--wait-for-model-mode).
@@ -88,7 +93,10 @@ type Endpoint struct {
 	// and never written anywhere.
 	Users []*url.Userinfo `json:"-"`
 	// URLStrategy picks a request's URL among several: round_robin.
-	URLStrategy    string        `json:"url_strategy,omitempty"`
+	URLStrategy string `json:"url_strategy,omitempty"`
+	// HTTPClient is the transport requests go through: HTTPClientLean
+	// (llmbench's own HTTP/1.1, the default) or HTTPClientStdlib.
+	HTTPClient     string        `json:"http_client,omitempty"`
 	Mock           bool          `json:"mock,omitempty"`
 	RequestTimeout time.Duration `json:"-"`
 	TimeoutSeconds float64       `json:"timeout"`
@@ -288,6 +296,7 @@ func Default() Profile {
 			Type:           EndpointChat,
 			URLs:           []string{DefaultURL},
 			URLStrategy:    URLRoundRobin,
+			HTTPClient:     HTTPClientLean,
 			RequestTimeout: DefaultRequestTimeout,
 			ModelSelection: ModelRoundRobin,
 			WaitMode:       WaitInference,
@@ -387,6 +396,9 @@ func (p *Profile) Finish() error {
 	}
 	if e.RequestTimeout <= 0 {
 		return errors.New("--request-timeout-seconds must be positive")
+	}
+	if e.HTTPClient != HTTPClientLean && e.HTTPClient != HTTPClientStdlib {
+		return fmt.Errorf("--http-client %q: use lean or net/http", e.HTTPClient)
 	}
 	e.ModelSelection = strings.ReplaceAll(e.ModelSelection, "-", "_")
 	switch e.ModelSelection {

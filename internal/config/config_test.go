@@ -116,6 +116,7 @@ func TestValidationErrors(t *testing.T) {
 		{[]string{"-m", "x", "--warmup-request-count", "-1"}, "cannot be negative"},
 		{[]string{"-m", "x", "--url", "http://u:hunter2@[::1"}, "not a valid URL"},
 		{[]string{"-m", "x", "--url", "a:1", "--url", "http://a:1/"}, "--url http://a:1 is given twice"},
+		{[]string{"-m", "x", "--http-client", "curl"}, "--http-client \"curl\": use lean or net/http"},
 		{[]string{"-m", "x", "--url", "a:1", "--url", "b:1", "--url-strategy", "least_loaded"}, "--url-strategy \"least_loaded\": use round_robin"},
 		{[]string{"-m", "x", "--request-rate-mode", "burst"}, "constant, poisson or gamma"},
 		{[]string{"-m", "x", "--header", "NoColon"}, "Name:Value"},

@@ -24,6 +24,7 @@ func BindFlags(fs *flag.FlagSet, p *Profile) *Flags {
 
 	f.vars((*listValue)(&e.ModelNames), "Model name(s) to benchmark; comma-separated or repeated (required).", "model", "m", "model-names")
 	f.vars(&urlList{list: &e.URLs}, "Base URL of the server (host:port or http://host:port); several (repeated or space-separated) share the load.", "url", "u")
+	f.vars((*stringValue)(&e.HTTPClient), "HTTP transport: lean (llmbench's HTTP/1.1, least client CPU) or net/http (Go's standard one; proxies always use it).", "http-client")
 	f.vars((*stringValue)(&e.URLStrategy), "How a request's URL is chosen among several --url: round_robin.", "url-strategy")
 	f.vars(boolValue{&e.Mock}, "Benchmark the built-in simulated server, started in-process, instead of --url (its flags: --mock-*).", "mock")
 	f.vars((*stringValue)(&e.Type), "Endpoint type: chat or completions.", "endpoint-type")

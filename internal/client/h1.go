@@ -1,0 +1,471 @@
+package client
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/llmbench/llmbench/internal/record"
+)
+
+// h1Transport is a lean HTTP/1.1 transport for one server: the request is
+// written and its response read on the caller's goroutine, over a pool of
+// kept-alive connections. net/http's Transport hands every request to two
+// goroutines of the connection (a writer and a reader) and back through
+// channels; at thousands of requests a second those hand-offs cost more
+// client CPU than the HTTP itself, and each one is a scheduling delay
+// inside the measured times. Proxies and anything else this transport
+// does not speak go through net/http (see Client.New).
+type h1Transport struct {
+	addr string // host:port to dial
+	tls  *tls.Config
+	dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// head is the request line and the headers every request carries,
+	// encoded once.
+	head    []byte
+	maxIdle int
+
+	mu   sync.Mutex
+	idle []*h1Conn
+	// closed is set by closeIdle: connections freed later are closed.
+	closed bool
+}
+
+// h1Conn is one kept-alive connection.
+type h1Conn struct {
+	conn net.Conn
+	br   *bufio.Reader
+	bw   *bufio.Writer
+	// idleSince is when the connection went back to the pool.
+	idleSince time.Time
+}
+
+// newH1Transport prepares requests to u (an http or https URL) carrying
+// header; ok is false when u needs what only net/http does (a proxy).
+func newH1Transport(u *url.URL, header http.Header, tlsConfig *tls.Config, dial func(context.Context, string, string) (net.Conn, error), maxIdle int) (*h1Transport, bool) {
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, false
+	}
+	if proxy, err := http.ProxyFromEnvironment(&http.Request{URL: u}); err != nil || proxy != nil {
+		return nil, false
+	}
+	port := u.Port()
+	if port == "" {
+		port = "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+	}
+	t := &h1Transport{addr: net.JoinHostPort(u.Hostname(), port), dial: dial, maxIdle: maxIdle}
+	if u.Scheme == "https" {
+		cfg := tlsConfig.Clone()
+		if cfg.ServerName == "" {
+			cfg.ServerName = u.Hostname()
+		}
+		cfg.NextProtos = []string{"http/1.1"}
+		t.tls = cfg
+	}
+	// A Host given with --header names the virtual host; the URL's
+	// otherwise.
+	header, host := header.Clone(), u.Host
+	if h := header.Get("Host"); h != "" {
+		host = h
+		header.Del("Host")
+	}
+	var b bytes.Buffer
+	b.WriteString("POST " + u.RequestURI() + " HTTP/1.1\r\nHost: " + host + "\r\nUser-Agent: llmbench\r\n")
+	_ = header.Write(&b)
+	t.head = b.Bytes()
+	return t, true
+}
+
+// idleCheckAfter is how long a connection may sit idle before it is
+// checked (alive) when taken again: servers close kept-alive connections
+// after their own idle timeout (uvicorn's, under vLLM and SGLang, is 5 s),
+// and a request written to such a connection would fail. net/http notices
+// because a goroutine reads every idle connection; this transport peeks
+// instead, only at connections idle long enough to matter.
+const idleCheckAfter = 50 * time.Millisecond
+
+// roundTrip sends one POST with body, its X-Request-ID and
+// X-Correlation-ID when set, and returns the response with its headers
+// read; its Body must be closed. tr hears the connection events. A request
+// is never sent twice: a POST the server may have begun is not replayed
+// (net/http's rule too).
+func (t *h1Transport) roundTrip(ctx context.Context, tr *traceRecorder, requestID, correlationID string, body []byte) (*http.Response, error) {
+	tr.set(func(h *record.HTTPTrace) *int64 { return &h.GetConn })
+	pc, err := t.conn(ctx, tr)
+	if err != nil {
+		return nil, err
+	}
+	return t.exchange(ctx, pc, tr, requestID, correlationID, body)
+}
+
+// conn takes the most recently used idle connection still open, or
+// dials one.
+func (t *h1Transport) conn(ctx context.Context, tr *traceRecorder) (*h1Conn, error) {
+	for {
+		t.mu.Lock()
+		n := len(t.idle)
+		if n == 0 {
+			t.mu.Unlock()
+			break
+		}
+		pc := t.idle[n-1]
+		t.idle = t.idle[:n-1]
+		t.mu.Unlock()
+		if time.Since(pc.idleSince) < idleCheckAfter || alive(pc.conn) {
+			tr.gotConn(pc.conn, true)
+			return pc, nil
+		}
+		pc.conn.Close()
+	}
+	// The dial reports its DNS and connect events to the request's trace.
+	dctx := httptrace.WithClientTrace(ctx, tr.hooks())
+	conn, err := t.dial(dctx, "tcp", t.addr)
+	if err != nil {
+		return nil, err
+	}
+	if t.tls != nil {
+		tr.set(func(h *record.HTTPTrace) *int64 { return &h.TLSStart })
+		tc := tls.Client(conn, t.tls)
+		err := tc.HandshakeContext(ctx)
+		tr.set(func(h *record.HTTPTrace) *int64 { return &h.TLSDone })
+		if err != nil {
+			conn.Close()
+			return nil, err
+		}
+		conn = tc
+	}
+	tr.gotConn(conn, false)
+	return &h1Conn{conn: conn, br: bufio.NewReaderSize(conn, 32<<10), bw: bufio.NewWriterSize(conn, 32<<10)}, nil
+}
+
+// aLongTimeAgo is a deadline in the past: it ends a blocked read or write.
+var aLongTimeAgo = time.Unix(1, 0)
+
+// exchange writes the request on pc and reads the response head.
+func (t *h1Transport) exchange(ctx context.Context, pc *h1Conn, tr *traceRecorder, requestID, correlationID string, body []byte) (*http.Response, error) {
+	// A cancelled request unblocks its read or write at once.
+	stop := context.AfterFunc(ctx, func() { _ = pc.conn.SetDeadline(aLongTimeAgo) })
+	fail := func(err error) (*http.Response, error) {
+		stop()
+		pc.conn.Close()
+		if ctx.Err() != nil {
+			return nil, context.Cause(ctx)
+		}
+		return nil, err
+	}
+	bw := pc.bw
+	bw.Write(t.head)
+	if requestID != "" {
+		bw.WriteString("X-Request-Id: " + requestID + "\r\n")
+	}
+	if correlationID != "" {
+		bw.WriteString("X-Correlation-Id: " + correlationID + "\r\n")
+	}
+	bw.WriteString("Content-Length: ")
+	bw.WriteString(strconv.Itoa(len(body)))
+	bw.WriteString("\r\n\r\n")
+	bw.Write(body)
+	if err := bw.Flush(); err != nil {
+		return fail(err)
+	}
+	tr.set(func(h *record.HTTPTrace) *int64 { return &h.WroteRequest })
+	if tr.wrote != nil {
+		tr.wrote()
+	}
+	for {
+		if _, err := pc.br.Peek(1); err != nil {
+			if err == io.EOF {
+				err = errors.New("the server closed the connection without a response")
+			}
+			return fail(err)
+		}
+		tr.set(func(h *record.HTTPTrace) *int64 { return &h.FirstByte })
+		resp, err := readResponseHead(pc.br)
+		if err != nil {
+			return fail(err)
+		}
+		if resp.StatusCode >= 100 && resp.StatusCode < 200 && resp.StatusCode != http.StatusSwitchingProtocols {
+			continue // 100 Continue and other interim answers
+		}
+		resp.Body = newH1Body(t, pc, resp, stop)
+		return resp, nil
+	}
+}
+
+// readResponseHead reads the status line and the headers the client looks
+// at (the rest are skipped without being stored).
+func readResponseHead(br *bufio.Reader) (*http.Response, error) {
+	line, err := readLine(br)
+	if err != nil {
+		return nil, fmt.Errorf("read the response's status line: %w", err)
+	}
+	// HTTP/1.1 200 OK
+	proto, rest, ok := bytes.Cut(line, []byte{' '})
+	if !ok || len(proto) != 8 || !bytes.HasPrefix(proto, []byte("HTTP/1.")) || (proto[7] != '0' && proto[7] != '1') || len(rest) < 3 || (len(rest) > 3 && rest[3] != ' ') {
+		return nil, fmt.Errorf("malformed HTTP status line %q", truncate(line))
+	}
+	code, err := strconv.Atoi(string(rest[:3]))
+	if err != nil || code < 100 || code > 999 {
+		return nil, fmt.Errorf("malformed HTTP status code in %q", truncate(line))
+	}
+	resp := &http.Response{StatusCode: code, Status: string(rest), Proto: string(proto), ProtoMajor: 1, ProtoMinor: int(proto[7] - '0'), Header: http.Header{}, ContentLength: -1}
+	resp.Close = resp.ProtoMinor == 0
+	for {
+		line, err := readLine(br)
+		if err != nil {
+			return nil, fmt.Errorf("read the response's headers: %w", err)
+		}
+		if len(line) == 0 {
+			return resp, nil
+		}
+		name, value, ok := bytes.Cut(line, []byte{':'})
+		if !ok {
+			return nil, fmt.Errorf("malformed HTTP header line %q", truncate(line))
+		}
+		value = bytes.TrimSpace(value)
+		switch {
+		case asciiEqualFold(name, "Content-Type"):
+			resp.Header["Content-Type"] = []string{string(value)}
+		case asciiEqualFold(name, "Content-Encoding"):
+			resp.Header["Content-Encoding"] = []string{string(value)}
+		case asciiEqualFold(name, "Content-Length"):
+			n, err := strconv.ParseInt(string(value), 10, 64)
+			if err != nil || n < 0 {
+				return nil, fmt.Errorf("bad Content-Length %q", truncate(value))
+			}
+			resp.ContentLength = n
+		case asciiEqualFold(name, "Transfer-Encoding") && resp.ProtoMinor > 0: // HTTP/1.0 has none
+			if asciiEqualFold(value, "chunked") {
+				resp.TransferEncoding = []string{"chunked"}
+			} else {
+				return nil, fmt.Errorf("unsupported Transfer-Encoding %q", truncate(value))
+			}
+		case asciiEqualFold(name, "Connection"):
+			if bytes.Contains(bytes.ToLower(value), []byte("close")) {
+				resp.Close = true
+			} else if bytes.Contains(bytes.ToLower(value), []byte("keep-alive")) {
+				resp.Close = false
+			}
+		}
+	}
+}
+
+// maxLine bounds a status, header or chunk-size line.
+const maxLine = 64 << 10
+
+// readLine reads one CRLF- (or LF-) terminated line without its end; the
+// slice is valid until the next read.
+func readLine(br *bufio.Reader) ([]byte, error) {
+	line, err := br.ReadSlice('\n')
+	if err == bufio.ErrBufferFull {
+		return nil, fmt.Errorf("a line longer than %d bytes", br.Size())
+	}
+	if err != nil {
+		if err == io.EOF && len(line) > 0 {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	return bytes.TrimRight(line, "\r\n"), nil
+}
+
+func truncate(b []byte) []byte {
+	if len(b) > 80 {
+		return b[:80]
+	}
+	return b
+}
+
+// asciiEqualFold compares b with s ignoring ASCII case.
+func asciiEqualFold(b []byte, s string) bool {
+	if len(b) != len(s) {
+		return false
+	}
+	for i := range b {
+		x, y := b[i], s[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
+// h1Body reads a response body (chunked, sized, or to the connection's
+// end) and gives the connection back to the pool once the body's end was
+// read, or closes it.
+type h1Body struct {
+	t    *h1Transport
+	pc   *h1Conn
+	stop func() bool
+	// remaining is what is left of a sized body or the current chunk.
+	remaining int64
+	chunked   bool
+	toEOF     bool
+	done      bool
+	keep      bool
+	err       error
+}
+
+func newH1Body(t *h1Transport, pc *h1Conn, resp *http.Response, stop func() bool) *h1Body {
+	b := &h1Body{t: t, pc: pc, stop: stop, keep: !resp.Close}
+	switch {
+	case resp.StatusCode == http.StatusNoContent || resp.StatusCode == http.StatusNotModified:
+		b.done = true
+	case len(resp.TransferEncoding) > 0:
+		b.chunked = true
+	case resp.ContentLength >= 0:
+		b.remaining = resp.ContentLength
+		b.done = b.remaining == 0
+	default:
+		b.toEOF, b.keep = true, false
+	}
+	return b
+}
+
+func (b *h1Body) Read(p []byte) (int, error) {
+	if b.err != nil {
+		return 0, b.err
+	}
+	if b.done {
+		return 0, io.EOF
+	}
+	if b.chunked && b.remaining == 0 {
+		if err := b.nextChunk(); err != nil {
+			return 0, b.fail(err)
+		}
+		if b.done {
+			return 0, io.EOF
+		}
+	}
+	if !b.toEOF && int64(len(p)) > b.remaining {
+		p = p[:b.remaining]
+	}
+	n, err := b.pc.br.Read(p)
+	b.remaining -= int64(n)
+	switch {
+	case err == io.EOF && b.toEOF:
+		b.done = true
+		return n, io.EOF
+	case err == io.EOF:
+		return n, b.fail(io.ErrUnexpectedEOF)
+	case err != nil:
+		return n, b.fail(err)
+	}
+	if b.chunked && b.remaining == 0 {
+		// The chunk's CRLF.
+		if line, err := readLine(b.pc.br); err != nil || len(line) != 0 {
+			if err == nil {
+				err = errors.New("malformed chunked encoding: no CRLF after a chunk")
+			}
+			return n, b.fail(err)
+		}
+	}
+	if !b.chunked && !b.toEOF && b.remaining == 0 {
+		b.done = true
+	}
+	return n, nil
+}
+
+// nextChunk reads a chunk-size line; a zero size ends the body (its
+// trailers are read and dropped).
+func (b *h1Body) nextChunk() error {
+	line, err := readLine(b.pc.br)
+	if err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return err
+	}
+	if i := bytes.IndexByte(line, ';'); i >= 0 {
+		line = line[:i] // chunk extensions
+	}
+	n, err := strconv.ParseInt(string(bytes.TrimSpace(line)), 16, 64)
+	if err != nil || n < 0 {
+		return fmt.Errorf("malformed chunked encoding: chunk size %q", truncate(line))
+	}
+	if n > 0 {
+		b.remaining = n
+		return nil
+	}
+	for {
+		line, err := readLine(b.pc.br)
+		if err != nil {
+			return err
+		}
+		if len(line) == 0 {
+			b.done = true
+			return nil
+		}
+	}
+}
+
+func (b *h1Body) fail(err error) error {
+	if b.err == nil {
+		b.err = err
+		b.keep = false
+	}
+	return b.err
+}
+
+// Close gives the connection back when the body was read to its end and
+// the request was not cancelled; otherwise it closes it.
+func (b *h1Body) Close() error {
+	if b.pc == nil {
+		return nil
+	}
+	pc := b.pc
+	b.pc = nil
+	if b.err == nil {
+		b.err = errors.New("read on a closed response body")
+	}
+	if b.stop() && b.done && b.keep && pc.br.Buffered() == 0 {
+		_ = pc.conn.SetDeadline(time.Time{})
+		if b.t.put(pc) {
+			return nil
+		}
+	}
+	return pc.conn.Close()
+}
+
+// put returns pc to the idle pool; false when the pool is full or closed.
+func (t *h1Transport) put(pc *h1Conn) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed || len(t.idle) >= t.maxIdle {
+		return false
+	}
+	pc.idleSince = time.Now()
+	t.idle = append(t.idle, pc)
+	return true
+}
+
+// closeIdle closes the idle connections.
+func (t *h1Transport) closeIdle() {
+	t.mu.Lock()
+	idle := t.idle
+	t.idle, t.closed = nil, true
+	t.mu.Unlock()
+	for _, pc := range idle {
+		pc.conn.Close()
+	}
+}
