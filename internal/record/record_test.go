@@ -13,6 +13,11 @@ func TestUUID(t *testing.T) {
 			t.Errorf("UUID(%x, %x) = %q is not a v4 UUID", x[0], x[1], u)
 		}
 	}
+	// Bytes in little-endian order of hi then lo, version and variant set
+	// (the value the fmt-based version gave).
+	if u := UUID(0x0123456789abcdef, 0xfedcba9876543210); u != "efcdab89-6745-4301-9032-547698badcfe" {
+		t.Errorf("UUID = %s", u)
+	}
 	if UUID(0, 0) != "00000000-0000-4000-8000-000000000000" {
 		t.Errorf("UUID(0,0) = %s", UUID(0, 0))
 	}
