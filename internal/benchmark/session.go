@@ -97,7 +97,7 @@ func (q *requester) send(ctx context.Context, job schedule.Job) {
 		due, scheduled := job.Due, job.Scheduled
 		if t > 0 {
 			due, scheduled = q.turnDue(job, turn)
-			if !sleepUntil(job.Issuing, due) || ctx.Err() != nil {
+			if !sleepUntil(job.Issuing, due) { // Issuing ends with ctx too
 				return
 			}
 		}

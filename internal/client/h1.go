@@ -169,12 +169,8 @@ func (t *h1Transport) exchange(ctx context.Context, pc *h1Conn, tr *traceRecorde
 	}
 	bw := pc.bw
 	bw.Write(t.head)
-	if requestID != "" {
-		bw.WriteString("X-Request-Id: " + requestID + "\r\n")
-	}
-	if correlationID != "" {
-		bw.WriteString("X-Correlation-Id: " + correlationID + "\r\n")
-	}
+	writeHeader(bw, "X-Request-Id: ", requestID)
+	writeHeader(bw, "X-Correlation-Id: ", correlationID)
 	bw.WriteString("Content-Length: ")
 	bw.WriteString(strconv.Itoa(len(body)))
 	bw.WriteString("\r\n\r\n")
@@ -203,6 +199,15 @@ func (t *h1Transport) exchange(ctx context.Context, pc *h1Conn, tr *traceRecorde
 		}
 		resp.Body = newH1Body(t, pc, resp, stop)
 		return resp, nil
+	}
+}
+
+// writeHeader writes "Name: value" and its CRLF, when value is set.
+func writeHeader(bw *bufio.Writer, name, value string) {
+	if value != "" {
+		bw.WriteString(name)
+		bw.WriteString(value)
+		bw.WriteString("\r\n")
 	}
 }
 
@@ -264,9 +269,6 @@ func readResponseHead(br *bufio.Reader) (*http.Response, error) {
 	}
 }
 
-// maxLine bounds a status, header or chunk-size line.
-const maxLine = 64 << 10
-
 // readLine reads one CRLF- (or LF-) terminated line without its end; the
 // slice is valid until the next read.
 func readLine(br *bufio.Reader) ([]byte, error) {
@@ -320,6 +322,8 @@ type h1Body struct {
 	// remaining is what is left of a sized body or the current chunk.
 	remaining int64
 	chunked   bool
+	// chunkOpen: a chunk's data was read, its CRLF not yet.
+	chunkOpen bool
 	toEOF     bool
 	done      bool
 	keep      bool
@@ -372,13 +376,10 @@ func (b *h1Body) Read(p []byte) (int, error) {
 		return n, b.fail(err)
 	}
 	if b.chunked && b.remaining == 0 {
-		// The chunk's CRLF.
-		if line, err := readLine(b.pc.br); err != nil || len(line) != 0 {
-			if err == nil {
-				err = errors.New("malformed chunked encoding: no CRLF after a chunk")
-			}
-			return n, b.fail(err)
-		}
+		// The chunk's closing CRLF is read with the next chunk's size, not
+		// now: waiting for it here would hold back data already received
+		// (an SSE event and its arrival time) until it came.
+		b.chunkOpen = true
 	}
 	if !b.chunked && !b.toEOF && b.remaining == 0 {
 		b.done = true
@@ -389,6 +390,15 @@ func (b *h1Body) Read(p []byte) (int, error) {
 // nextChunk reads a chunk-size line; a zero size ends the body (its
 // trailers are read and dropped).
 func (b *h1Body) nextChunk() error {
+	if b.chunkOpen {
+		if line, err := readLine(b.pc.br); err != nil || len(line) != 0 {
+			if err == nil {
+				err = errors.New("malformed chunked encoding: no CRLF after a chunk")
+			}
+			return err
+		}
+		b.chunkOpen = false
+	}
 	line, err := readLine(b.pc.br)
 	if err != nil {
 		if err == io.EOF {

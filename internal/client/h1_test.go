@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -18,9 +19,10 @@ import (
 	"github.com/llmbench/llmbench/internal/record"
 )
 
-// TestIdleConnectionClosedByServer: a server whose keep-alive timeout
-// (100 ms) closed the pooled connection; the next request must not fail on
-// it but go out on a new connection, once.
+// TestIdleConnectionClosedByServer: a connection idle 150 ms is checked
+// and, still open, used again; one the server's keep-alive timeout
+// (500 ms) closed is not used: the next request goes out on a new
+// connection, once.
 func TestIdleConnectionClosedByServer(t *testing.T) {
 	var requests atomic.Int64
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -28,7 +30,7 @@ func TestIdleConnectionClosedByServer(t *testing.T) {
 		io.Copy(io.Discard, r.Body)
 		io.WriteString(w, okWhole)
 	}))
-	srv.Config.IdleTimeout = 100 * time.Millisecond
+	srv.Config.IdleTimeout = 500 * time.Millisecond
 	srv.Start()
 	defer srv.Close()
 	c := newClient(srv.URL, false, 5*time.Second)
@@ -36,22 +38,25 @@ func TestIdleConnectionClosedByServer(t *testing.T) {
 	if c.h1 == nil {
 		t.Fatal("the lean transport is not in use for a plain http URL")
 	}
-	first, second, third := &record.Record{}, &record.Record{}, &record.Record{}
-	c.Do(context.Background(), first, []byte(`{}`))
-	c.Do(context.Background(), second, []byte(`{}`)) // at once: the same connection
-	time.Sleep(300 * time.Millisecond)
-	c.Do(context.Background(), third, []byte(`{}`))
-	for i, r := range []*record.Record{first, second, third} {
+	recs := []*record.Record{{}, {}, {}, {}}
+	c.Do(context.Background(), recs[0], []byte(`{}`))
+	c.Do(context.Background(), recs[1], []byte(`{}`)) // at once: the same connection
+	time.Sleep(150 * time.Millisecond)                 // checked (over 50 ms idle), still open
+	c.Do(context.Background(), recs[2], []byte(`{}`))
+	time.Sleep(time.Second) // past the server's 500 ms idle timeout
+	c.Do(context.Background(), recs[3], []byte(`{}`))
+	var reused []bool
+	for i, r := range recs {
 		if !r.Valid() {
 			t.Fatalf("request %d: %+v", i+1, r.Err)
 		}
+		reused = append(reused, r.Trace.ConnReused)
 	}
-	if first.Trace.ConnReused || !second.Trace.ConnReused || third.Trace.ConnReused {
-		t.Fatalf("reused: %v %v %v, want false true false (the third's idle connection was closed by the server)",
-			first.Trace.ConnReused, second.Trace.ConnReused, third.Trace.ConnReused)
+	if want := []bool{false, true, true, false}; !slices.Equal(reused, want) {
+		t.Fatalf("reused %v, want %v (the third's connection checked and kept, the fourth's closed by the server)", reused, want)
 	}
-	if n := requests.Load(); n != 3 {
-		t.Fatalf("the server saw %d requests, want 3", n)
+	if n := requests.Load(); n != 4 {
+		t.Fatalf("the server saw %d requests, want 4", n)
 	}
 }
 
@@ -155,6 +160,45 @@ func TestH1ResponseFraming(t *testing.T) {
 		if !strings.Contains(head, want) {
 			t.Fatalf("request head lacks %q:\n%s", want, head)
 		}
+	}
+}
+
+// TestChunkDataNotHeldForItsCRLF: a chunk whose closing CRLF comes in a
+// later write (300 ms on) is delivered, and its event timed, when its data
+// arrives, not when the CRLF does.
+func TestChunkDataNotHeldForItsCRLF(t *testing.T) {
+	ev := func(text string) string {
+		return "data: {\"choices\":[{\"delta\":{\"content\":\"" + text + "\"}}]}\n\n"
+	}
+	first, rest := ev("he"), ev("llo")+"data: [DONE]\n\n"
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		conn, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		if _, err := http.ReadRequest(bufio.NewReader(conn)); err != nil {
+			return
+		}
+		io.WriteString(conn, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"+
+			strconv.FormatInt(int64(len(first)), 16)+"\r\n"+first)
+		time.Sleep(300 * time.Millisecond)
+		io.WriteString(conn, "\r\n"+strconv.FormatInt(int64(len(rest)), 16)+"\r\n"+rest+"\r\n0\r\n\r\n")
+	}()
+	c := New(Options{URL: "http://" + ln.Addr().String(), Kind: endpoint.Chat, Streaming: true, Timeout: 5 * time.Second, MaxConns: 1, Clock: record.NewClock()})
+	defer c.Close()
+	r := &record.Record{}
+	c.Do(context.Background(), r, []byte(`{}`))
+	if !r.Valid() || r.OutputText != "hello" || len(r.ResponsePerfs) != 2 {
+		t.Fatalf("err %+v text %q events %d", r.Err, r.OutputText, len(r.ResponsePerfs))
+	}
+	if gap := time.Duration(r.ResponsePerfs[1] - r.ResponsePerfs[0]); gap < 250*time.Millisecond {
+		t.Fatalf("the events arrived %v apart, want about 300 ms: the first was held until its CRLF came", gap)
 	}
 }
 
