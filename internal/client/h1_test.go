@@ -41,7 +41,7 @@ func TestIdleConnectionClosedByServer(t *testing.T) {
 	recs := []*record.Record{{}, {}, {}, {}}
 	c.Do(context.Background(), recs[0], []byte(`{}`))
 	c.Do(context.Background(), recs[1], []byte(`{}`)) // at once: the same connection
-	time.Sleep(150 * time.Millisecond)                 // checked (over 50 ms idle), still open
+	time.Sleep(150 * time.Millisecond)                // checked (over 50 ms idle), still open
 	c.Do(context.Background(), recs[2], []byte(`{}`))
 	time.Sleep(time.Second) // past the server's 500 ms idle timeout
 	c.Do(context.Background(), recs[3], []byte(`{}`))
