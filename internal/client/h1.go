@@ -36,6 +36,11 @@ type h1Transport struct {
 	head    []byte
 	maxIdle int
 
+	// requests holds buffers a request is assembled in before its one
+	// write; a connection keeps no write buffer of its own (4,096
+	// connections would hold 4,096 of them).
+	requests sync.Pool // *[]byte
+
 	mu   sync.Mutex
 	idle []*h1Conn
 	// closed is set by closeIdle: connections freed later are closed.
@@ -46,7 +51,6 @@ type h1Transport struct {
 type h1Conn struct {
 	conn net.Conn
 	br   *bufio.Reader
-	bw   *bufio.Writer
 	// idleSince is when the connection went back to the pool.
 	idleSince time.Time
 }
@@ -149,8 +153,17 @@ func (t *h1Transport) conn(ctx context.Context, tr *traceRecorder) (*h1Conn, err
 		conn = tc
 	}
 	tr.gotConn(conn, false)
-	return &h1Conn{conn: conn, br: bufio.NewReaderSize(conn, 32<<10), bw: bufio.NewWriterSize(conn, 32<<10)}, nil
+	return &h1Conn{conn: conn, br: bufio.NewReaderSize(conn, readBufferSize)}, nil
 }
+
+// readBufferSize is each connection's read buffer: a streamed event or a
+// response head fits, and a larger body is read through it into the
+// caller's buffer directly (bufio does so when the buffer is empty).
+const readBufferSize = 8 << 10
+
+// maxPooledRequest is the largest request buffer kept for reuse; a larger
+// one (a long prompt) is left to the garbage collector.
+const maxPooledRequest = 64 << 10
 
 // aLongTimeAgo is a deadline in the past: it ends a blocked read or write.
 var aLongTimeAgo = time.Unix(1, 0)
@@ -167,15 +180,7 @@ func (t *h1Transport) exchange(ctx context.Context, pc *h1Conn, tr *traceRecorde
 		}
 		return nil, err
 	}
-	bw := pc.bw
-	bw.Write(t.head)
-	writeHeader(bw, "X-Request-Id: ", requestID)
-	writeHeader(bw, "X-Correlation-Id: ", correlationID)
-	bw.WriteString("Content-Length: ")
-	bw.WriteString(strconv.Itoa(len(body)))
-	bw.WriteString("\r\n\r\n")
-	bw.Write(body)
-	if err := bw.Flush(); err != nil {
+	if err := t.write(pc.conn, requestID, correlationID, body); err != nil {
 		return fail(err)
 	}
 	tr.set(func(h *record.HTTPTrace) *int64 { return &h.WroteRequest })
@@ -202,13 +207,35 @@ func (t *h1Transport) exchange(ctx context.Context, pc *h1Conn, tr *traceRecorde
 	}
 }
 
-// writeHeader writes "Name: value" and its CRLF, when value is set.
-func writeHeader(bw *bufio.Writer, name, value string) {
-	if value != "" {
-		bw.WriteString(name)
-		bw.WriteString(value)
-		bw.WriteString("\r\n")
+// write sends the request (head, per-request headers, body) in one write.
+func (t *h1Transport) write(conn net.Conn, requestID, correlationID string, body []byte) error {
+	bp, _ := t.requests.Get().(*[]byte)
+	if bp == nil {
+		bp = new([]byte)
 	}
+	b := append((*bp)[:0], t.head...)
+	b = appendHeader(b, "X-Request-Id: ", requestID)
+	b = appendHeader(b, "X-Correlation-Id: ", correlationID)
+	b = append(b, "Content-Length: "...)
+	b = strconv.AppendInt(b, int64(len(body)), 10)
+	b = append(b, "\r\n\r\n"...)
+	b = append(b, body...)
+	_, err := conn.Write(b)
+	if cap(b) <= maxPooledRequest {
+		*bp = b
+		t.requests.Put(bp)
+	}
+	return err
+}
+
+// appendHeader appends "Name: value" and its CRLF, when value is set.
+func appendHeader(b []byte, name, value string) []byte {
+	if value == "" {
+		return b
+	}
+	b = append(b, name...)
+	b = append(b, value...)
+	return append(b, "\r\n"...)
 }
 
 // readResponseHead reads the status line and the headers the client looks
