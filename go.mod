@@ -9,7 +9,6 @@ require (
 	github.com/prometheus/client_model v0.6.3
 	github.com/prometheus/common v0.72.1
 	github.com/prometheus/prometheus v0.316.0
-	github.com/valyala/fastjson v1.6.10
 	golang.org/x/sys v0.49.0
 	golang.org/x/text v0.43.0
 )

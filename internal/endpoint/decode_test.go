@@ -23,17 +23,59 @@ var usualChunks = []struct {
 	{Completions, false, `{"choices":[{"text":"abc","index":0,"finish_reason":"length"}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`},
 }
 
-func TestDecoderFastPath(t *testing.T) {
+func TestDecoderScansUsualChunks(t *testing.T) {
 	for _, tc := range usualChunks {
-		d := tc.kind.NewDecoder()
-		got, ok := d.fast([]byte(tc.data), tc.streaming)
+		want, err := tc.kind.parse([]byte(tc.data), tc.streaming)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.data, err)
+		}
+		got, ok := tc.kind.NewDecoder().scan([]byte(tc.data), tc.streaming)
 		if !ok {
 			t.Errorf("%s: left to encoding/json", tc.data)
 			continue
 		}
-		want, err := tc.kind.parse([]byte(tc.data), tc.streaming)
-		if err != nil || !reflect.DeepEqual(got, want) {
-			t.Errorf("%s:\n got %+v\nwant %+v (%v)", tc.data, got, want, err)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s:\n got %+v\nwant %+v", tc.data, got, want)
+		}
+	}
+}
+
+// TestScanLeavesToEncodingJSON: shapes the one-pass scan gives up on (for
+// encoding/json to read), and unusual ones it reads.
+func TestScanLeavesToEncodingJSON(t *testing.T) {
+	for _, tc := range []struct {
+		data string
+		read bool
+	}{
+		{`{"choices":[{"delta":{"content":"a\u0062\u00e9\ud83d\ude00"}}]}`, true},
+		{`{"choices":[{"delta":{"content":"a\ud83d"}}]}`, false}, // a lone surrogate: U+FFFD
+		{`{"choices":[{"delta":{"content":"a\ude00\ud83d"}}]}`, false},
+		{`{"choices":[{"delta":{"content":"\ud83d\u0041"}}]}`, false},
+		{"{\"choices\":[{\"delta\":{\"content\":\"a\tb\"}}]}", false}, // a raw tab in a string is not JSON
+		{"{\"choices\":[{\"delta\":{\"content\":\"a\"}}],\"x\":\"\v\"}", false},
+		{`{"choices":[{"delta":{"content":"a"}}],"x":"\ud800\xff"}`, false}, // an escape encoding/json refuses
+		{`{"cho\u0069ces":[{"delta":{"content":"a"}}]}`, false}, // an escaped key encoding/json matches
+		{`{"choices":[{"delta":{"reasoning":"b","reasoning_content":"a"}}]}`, false},
+		{`{"choices":[{"Delta":{"content":"a"}}]}`, false},
+		{`{"usage":{"prompt_tokens":99999999999999999999}}`, false},
+		{`{"choices":[{"delta":{"content":"a"}}]} x`, false},
+		{`{"choices":[{"delta":{"content":"a"}}],}`, false},
+		{`{"choices":[{"delta":{"content":"a"},"logprobs":{"x":[1,-2.5e3,true,false,null,"\u00e9",{}]}}]}`, true},
+		{`{"choices":[{"delta":{"content":"a\n\"b\"\\\/\t"}}]}`, true},
+		{`{"choices":[{"delta":{"reasoning_content":"a","reasoning":"b"}}]}`, true},
+		{` { "choices" : [ null , { "delta" : null , "finish_reason" : "stop" } ] } `, true},
+	} {
+		want, wantErr := Chat.parse([]byte(tc.data), true)
+		d := Chat.NewDecoder()
+		got, ok := d.scan([]byte(tc.data), true)
+		if ok != tc.read {
+			t.Errorf("%s: read %v, want %v", tc.data, ok, tc.read)
+		}
+		if ok && (wantErr != nil || !reflect.DeepEqual(got, want)) {
+			t.Errorf("%s:\n got %+v\nwant %+v (%v)", tc.data, got, want, wantErr)
+		}
+		if got, err := d.Chunk([]byte(tc.data)); (err == nil) != (wantErr == nil) || !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: Chunk %+v %v, want %+v %v", tc.data, got, err, want, wantErr)
 		}
 	}
 }
@@ -56,8 +98,9 @@ func TestDecoderUnusualShapes(t *testing.T) {
 	} {
 		for _, kind := range []Kind{Chat, Completions} {
 			d := kind.NewDecoder()
-			if _, ok := d.fast([]byte(data), true); ok && data != `null` {
-				t.Errorf("%s: read on the fast path", data)
+			// A completion's delta is only type-checked, so any string will do there.
+			if _, ok := d.scan([]byte(data), true); ok && kind == Chat {
+				t.Errorf("%s: read by the one-pass scan", data)
 			}
 			got, gotErr := d.Chunk([]byte(data))
 			want, wantErr := kind.parse([]byte(data), true)
