@@ -54,7 +54,7 @@ func TestScanLeavesToEncodingJSON(t *testing.T) {
 		{"{\"choices\":[{\"delta\":{\"content\":\"a\tb\"}}]}", false}, // a raw tab in a string is not JSON
 		{"{\"choices\":[{\"delta\":{\"content\":\"a\"}}],\"x\":\"\v\"}", false},
 		{`{"choices":[{"delta":{"content":"a"}}],"x":"\ud800\xff"}`, false}, // an escape encoding/json refuses
-		{`{"cho\u0069ces":[{"delta":{"content":"a"}}]}`, false}, // an escaped key encoding/json matches
+		{`{"cho\u0069ces":[{"delta":{"content":"a"}}]}`, false},             // an escaped key encoding/json matches
 		{`{"choices":[{"delta":{"reasoning":"b","reasoning_content":"a"}}]}`, false},
 		{`{"choices":[{"Delta":{"content":"a"}}]}`, false},
 		{`{"usage":{"prompt_tokens":99999999999999999999}}`, false},
