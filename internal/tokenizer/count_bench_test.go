@@ -57,3 +57,28 @@ func BenchmarkLoad(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkCountShort counts one short response's text at a time (a
+// non-streaming answer of about 16 tokens), cycling through the corpus as
+// a run's responses do: the per-call cost each record pays.
+func BenchmarkCountShort(b *testing.B) {
+	data, err := os.ReadFile("../dataset/corpus/moby_dick.txt")
+	if err != nil {
+		b.Fatal(err)
+	}
+	tok, err := O200k()
+	if err != nil {
+		b.Fatal(err)
+	}
+	const size = 80
+	texts := make([]string, 0, 4096)
+	for off := 0; off+size <= len(data) && len(texts) < cap(texts); off += 997 {
+		texts = append(texts, string(data[off:off+size]))
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		tok.Count(texts[i%len(texts)])
+		i++
+	}
+}
