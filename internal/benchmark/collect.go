@@ -1,6 +1,7 @@
 package benchmark
 
 import (
+	"runtime"
 	"sync"
 
 	"github.com/llmbench/llmbench/internal/config"
@@ -10,13 +11,19 @@ import (
 	"github.com/llmbench/llmbench/internal/tokenizer"
 )
 
-// collector turns finished records into metrics and JSONL lines on one
-// goroutine, in arrival order: redacted, written, tallied, aggregated.
+// collector turns finished records into metrics and JSONL lines. Record
+// processors, one per usable core (AIPerf runs several too), redact each
+// record and compute its metrics, the costly part (its output tokens are
+// counted), side by side; writing its JSONL line, tallying and
+// aggregating take turns under mu. With one core there is one processor,
+// and records are handled in the order they finished.
 type collector struct {
 	done    chan *record.Record
 	wg      sync.WaitGroup
 	records *export.RecordWriter
-	agg     *metrics.Aggregator
+
+	mu  sync.Mutex
+	agg *metrics.Aggregator
 	// slices, with --slice-duration, are the profiling records by time.
 	slices   *timeslices
 	invalid  invalidTally
@@ -33,25 +40,34 @@ func startCollector(records *export.RecordWriter, tok tokenizer.Tokenizer, clock
 	mopts.UseServerTokenCount = p.Tokenizer.UseServerTokenCount
 	mopts.SLOs = p.SLOs
 	mopts.OSLMismatchPct, mopts.OSLMismatchMaxTokens = p.OSLMismatchPct, p.OSLMismatchMaxTokens
-	c.wg.Go(func() {
-		for r := range c.done {
-			if r.Err != nil {
-				r.Err.Message = red.Redact(r.Err.Message)
-			}
-			c.invalid.add(r)
-			v := metrics.Compute(r, tok, clock, mopts)
-			if err := records.Write(r, &v); err != nil && c.writeErr == nil {
-				c.writeErr = err
-			}
-			if r.Phase == record.PhaseProfiling {
-				c.agg.Add(r, &v)
-				if c.slices != nil {
-					c.slices.add(r, &v)
+	for range runtime.GOMAXPROCS(0) {
+		c.wg.Go(func() {
+			for r := range c.done {
+				if r.Err != nil {
+					r.Err.Message = red.Redact(r.Err.Message)
 				}
+				v := metrics.Compute(r, tok, clock, mopts)
+				c.keep(r, &v)
 			}
-		}
-	})
+		})
+	}
 	return c
+}
+
+// keep writes r's JSONL line and adds it to the tallies and aggregates.
+func (c *collector) keep(r *record.Record, v *metrics.Values) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.invalid.add(r)
+	if err := c.records.Write(r, v); err != nil && c.writeErr == nil {
+		c.writeErr = err
+	}
+	if r.Phase == record.PhaseProfiling {
+		c.agg.Add(r, v)
+		if c.slices != nil {
+			c.slices.add(r, v)
+		}
+	}
 }
 
 // finish waits for every record handed over and returns the results.
