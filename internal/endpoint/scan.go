@@ -19,22 +19,13 @@ func (d *Decoder) scan(data []byte, streaming bool) (Chunk, bool) {
 	s := scanner{data: data}
 	var c Chunk
 	d.text, d.reasoning = d.text[:0], d.reasoning[:0]
-	seen := 0
-	ok := s.object(func(key []byte) bool {
-		i := keyIndex(key, topKeys)
-		if i < 0 {
-			return i == -1 && s.skip()
-		}
-		if seen&(1<<i) != 0 {
-			return false
-		}
-		seen |= 1 << i
+	ok := s.peek() == '{' && s.fields(topKeys, func(i int) bool {
 		switch i {
 		case 0:
 			return d.scanChoices(&s, streaming, &c)
 		case 1:
 			return s.scanUsage(&c)
-		case 2: // an error object is left to the slower paths
+		case 2: // an error object is left to encoding/json
 			return s.null()
 		case 3: // {"object": "error", …} is vLLM's error object
 			v, ok := s.plainStr()
@@ -64,20 +55,8 @@ func (d *Decoder) scanChoices(s *scanner, streaming bool, c *Chunk) bool {
 	}
 	return s.array(func() bool {
 		c.Choices++
-		if s.peek() == 'n' {
-			return s.null()
-		}
 		var finish []byte
-		seen := 0
-		ok := s.object(func(key []byte) bool {
-			i := keyIndex(key, choiceKeys)
-			if i < 0 {
-				return i == -1 && s.skip()
-			}
-			if seen&(1<<i) != 0 {
-				return false
-			}
-			seen |= 1 << i
+		ok := s.fields(choiceKeys, func(i int) bool {
 			var ok bool
 			switch i {
 			case 0: // a completion's text; a chat choice's is only checked
@@ -104,19 +83,8 @@ func (d *Decoder) scanChoices(s *scanner, streaming bool, c *Chunk) bool {
 // into the decoder's text and its reasoning_content then reasoning into
 // its reasoning text.
 func (d *Decoder) scanMessage(s *scanner, use bool) bool {
-	if s.peek() == 'n' {
-		return s.null()
-	}
-	seen := 0
-	return s.object(func(key []byte) bool {
-		i := keyIndex(key, textKeys)
-		if i < 0 {
-			return i == -1 && s.skip()
-		}
-		if seen&(1<<i) != 0 {
-			return false
-		}
-		seen |= 1 << i
+	sawReasoning := false
+	return s.fields(textKeys, func(i int) bool {
 		if !use {
 			return s.checkStr()
 		}
@@ -126,12 +94,13 @@ func (d *Decoder) scanMessage(s *scanner, use bool) bool {
 			d.text, _, ok = s.str(d.text)
 		case 1:
 			// reasoning_content goes before reasoning: the other order is
-			// left to the slower paths.
-			ok = seen&(1<<2) == 0
+			// left to encoding/json.
+			ok = !sawReasoning
 			if ok {
 				d.reasoning, _, ok = s.str(d.reasoning)
 			}
 		default:
+			sawReasoning = true
 			d.reasoning, _, ok = s.str(d.reasoning)
 		}
 		return ok
@@ -155,16 +124,7 @@ func (s *scanner) scanUsage(c *Chunk) bool {
 	}
 	u := &record.Usage{}
 	c.Usage = u
-	seen := 0
-	return s.object(func(key []byte) bool {
-		i := keyIndex(key, usageKeys)
-		if i < 0 {
-			return i == -1 && s.skip()
-		}
-		if seen&(1<<i) != 0 {
-			return false
-		}
-		seen |= 1 << i
+	return s.fields(usageKeys, func(i int) bool {
 		var ok bool
 		switch i {
 		case 0:
@@ -174,18 +134,7 @@ func (s *scanner) scanUsage(c *Chunk) bool {
 		case 2:
 			u.TotalTokens, ok = s.intOrNull()
 		default:
-			if s.peek() == 'n' {
-				return s.null()
-			}
-			seenDetail := false
-			ok = s.object(func(key []byte) bool {
-				if i := keyIndex(key, detailKeys); i < 0 {
-					return i == -1 && s.skip()
-				}
-				if seenDetail {
-					return false
-				}
-				seenDetail = true
+			ok = s.fields(detailKeys, func(int) bool {
 				if s.peek() == 'n' {
 					return s.null() // reasoning_tokens: null is none
 				}
@@ -194,6 +143,30 @@ func (s *scanner) scanUsage(c *Chunk) bool {
 			})
 		}
 		return ok
+	})
+}
+
+// fields walks an object (null: nothing to walk), calling read with the
+// index of each of keys it holds, positioned at the value, which read must
+// consume; other keys' values are checked and skipped. False, for
+// encoding/json to read the data, when a key comes twice (encoding/json
+// keeps the last), is escaped or differs from a known one in case only
+// (encoding/json would take it for that one), or when read is.
+func (s *scanner) fields(keys []string, read func(i int) bool) bool {
+	if s.peek() == 'n' {
+		return s.null()
+	}
+	seen := 0
+	return s.object(func(key []byte) bool {
+		i := keyIndex(key, keys)
+		if i < 0 {
+			return i == -1 && s.skip()
+		}
+		if seen&(1<<i) != 0 {
+			return false
+		}
+		seen |= 1 << i
+		return read(i)
 	})
 }
 
