@@ -155,6 +155,9 @@ func compare(args []string) error {
 		return fmt.Errorf("%s: %w", *clientPath, err)
 	}
 	s := compareLogs(server, client)
+	if len(client) == 0 {
+		return fmt.Errorf("%s: no requests", *clientPath)
+	}
 	if s.unmatched > 0 {
 		return fmt.Errorf("%d of %d requests do not match the server's log by id and chunk count", s.unmatched, len(client))
 	}

@@ -241,15 +241,7 @@ func (s *scanner) null() bool { return s.lit("null") }
 // object walks an object, calling field with each key (raw, escapes
 // included) positioned at its value, which field must consume.
 func (s *scanner) object(field func(key []byte) bool) bool {
-	if s.peek() != '{' {
-		return false
-	}
-	s.i++
-	if s.peek() == '}' {
-		s.i++
-		return true
-	}
-	for {
+	return s.list('{', '}', func() bool {
 		if s.peek() != '"' {
 			return false
 		}
@@ -258,39 +250,31 @@ func (s *scanner) object(field func(key []byte) bool) bool {
 			return false
 		}
 		s.i++
-		if !field(key) {
-			return false
-		}
-		switch s.peek() {
-		case ',':
-			s.i++
-		case '}':
-			s.i++
-			return true
-		default:
-			return false
-		}
-	}
+		return field(key)
+	})
 }
 
 // array walks an array, calling item positioned at each element.
-func (s *scanner) array(item func() bool) bool {
-	if s.peek() != '[' {
+func (s *scanner) array(item func() bool) bool { return s.list('[', ']', item) }
+
+// list walks open, elements separated by commas, close; elem consumes one.
+func (s *scanner) list(open, close byte, elem func() bool) bool {
+	if s.peek() != open {
 		return false
 	}
 	s.i++
-	if s.peek() == ']' {
+	if s.peek() == close {
 		s.i++
 		return true
 	}
 	for {
-		if !item() {
+		if !elem() {
 			return false
 		}
 		switch s.peek() {
 		case ',':
 			s.i++
-		case ']':
+		case close:
 			s.i++
 			return true
 		default:
