@@ -46,6 +46,10 @@ type Plan struct {
 	// before they are cancelled.
 	Grace time.Duration
 	Seed  uint64
+	// Spun, when set, adds up the time rate mode spent spinning just
+	// before sends to send them on time (see preciseWaiter): CPU the
+	// client used by choice, not load.
+	Spun *atomic.Int64
 }
 
 // Validate reports a plan that cannot run.
@@ -233,7 +237,7 @@ func byRate(issueCtx, reqCtx context.Context, p Plan, first, count int, start ti
 	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	w := newWaiter(issueCtx)
+	w := newPreciseWaiter(issueCtx, p.Spun)
 	defer w.stop()
 	offset := time.Duration(0)
 	for i := 0; count == 0 || i < count; i++ {
