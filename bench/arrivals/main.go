@@ -4,8 +4,7 @@
 // Kolmogorov–Smirnov distance between the realised gaps and the
 // exponential distribution of the rate (and the share of gaps under 100 µs
 // against the exponential's), and for constant mode the send lateness
-// (actual − due) percentiles; and the CPU each request cost, with the part
-// spent spinning just before sends.
+// (actual − due) percentiles.
 //
 //	go run ./bench/arrivals -rate 500 -n 20000
 package main
@@ -18,7 +17,6 @@ import (
 	"os"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -32,8 +30,7 @@ func main() {
 	flag.Parse()
 	for _, poisson := range []bool{true, false} {
 		cpu0 := cpuTime()
-		var spun atomic.Int64
-		sent, due, err := run(*rate, *n, poisson, *seed, &spun)
+		sent, due, err := run(*rate, *n, poisson, *seed)
 		cpu := cpuTime() - cpu0
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "arrivals:", err)
@@ -48,8 +45,8 @@ func main() {
 		if poisson {
 			mode = "poisson"
 		}
-		fmt.Printf("%-8s rate %6.0f/s n %d: CPU %5.1f µs/request (of which spinning %5.1f)  lateness p50 %7.1f µs p99 %7.1f µs max %8.1f µs", mode, *rate, len(sent),
-			float64(cpu.Microseconds())/float64(len(sent)), float64(spun.Load())/1e3/float64(len(sent)), quantile(late, 0.5), quantile(late, 0.99), late[len(late)-1])
+		fmt.Printf("%-8s rate %6.0f/s n %d: CPU %5.1f µs/request  lateness p50 %7.1f µs p99 %7.1f µs max %8.1f µs", mode, *rate, len(sent),
+			float64(cpu.Microseconds())/float64(len(sent)), quantile(late, 0.5), quantile(late, 0.99), late[len(late)-1])
 		if poisson {
 			gaps := make([]float64, 0, len(sent)-1)
 			for i := 1; i < len(sent); i++ {
@@ -71,7 +68,7 @@ func main() {
 
 // run sends n requests at rate and returns when each went out and was due,
 // in send order.
-func run(rate float64, n int, poisson bool, seed uint64, spun *atomic.Int64) (sent, due []time.Time, err error) {
+func run(rate float64, n int, poisson bool, seed uint64) (sent, due []time.Time, err error) {
 	sent, due = make([]time.Time, n), make([]time.Time, n)
 	var mu sync.Mutex
 	count := 0
@@ -83,7 +80,7 @@ func run(rate float64, n int, poisson bool, seed uint64, spun *atomic.Int64) (se
 	if err != nil {
 		return nil, nil, err
 	}
-	_, err = schedule.Run(context.Background(), schedule.Plan{Rate: rate, Arrivals: arrivals, Count: n, Seed: seed, Spun: spun},
+	_, err = schedule.Run(context.Background(), schedule.Plan{Rate: rate, Arrivals: arrivals, Count: n, Seed: seed},
 		func(_ context.Context, j schedule.Job) {
 			now := time.Now()
 			mu.Lock()

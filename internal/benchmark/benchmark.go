@@ -10,7 +10,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"runtime"
-	"sync/atomic"
 	"time"
 
 	"github.com/llmbench/llmbench/internal/clientload"
@@ -134,8 +133,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	})
 	defer stopWatch()
 	runtime.GC() // the tokenizer's and inputs' garbage, collected before the load, not during it
-	plan.Spun = new(atomic.Int64)
-	load := clientload.Start(clientLoadInterval, func() time.Duration { return time.Duration(plan.Spun.Load()) })
+	load := clientload.Start(clientLoadInterval)
 	outcome, runErr := schedule.Run(ctx, plan, newRequester(p, in, cl, tok, clock, &counters, col, seed).send, win.observer(ctx, sm, p.ServerMetrics.Interval))
 	clientLoad := load.Stop()
 	results, writeErr := col.finish()

@@ -35,12 +35,8 @@ type Report struct {
 	Cores int `json:"cores"`
 	// CPUUtilization is the process's CPU time over wall time × Cores, over
 	// the whole watch; PeakCPUUtilization the highest over one second.
-	// Both leave out SpinUtilization, the time the scheduler spun, yielding
-	// the core at every turn, to send requests on time in rate mode: CPU
-	// spent by choice while idle, not load.
 	CPUUtilization     float64 `json:"cpu_utilization"`
 	PeakCPUUtilization float64 `json:"peak_cpu_utilization"`
-	SpinUtilization    float64 `json:"spin_utilization"`
 	// Timer delay: how late a timer fired, in ms.
 	TimerDelayP50Ms float64 `json:"timer_delay_p50_ms"`
 	TimerDelayP99Ms float64 `json:"timer_delay_p99_ms"`
@@ -58,54 +54,44 @@ func (r Report) Warning() string {
 		100*r.CPUUtilization, r.Cores, 100*r.PeakCPUUtilization, r.TimerDelayP99Ms, r.TimerDelayMaxMs)
 }
 
-// sample is one tick: when it was due and fired, the process's CPU time
-// then less the time spent spinning, and that time.
+// sample is one tick: when it was due and fired, and the process's CPU
+// time then.
 type sample struct {
 	due, fired time.Time
-	cpu, spun  time.Duration
+	cpu        time.Duration
 }
 
 // Monitor samples every interval until Stop.
 type Monitor struct {
 	interval time.Duration
-	spun     func() time.Duration
+	cpu      func() time.Duration
 	stop     chan struct{}
 	done     chan struct{}
 	mu       sync.Mutex
 	samples  []sample
-	start    sample
+	start    time.Time
+	startCPU time.Duration
 }
 
-// Start begins watching, sampling every interval. spun, when not nil, is
-// the time spent spinning so far (schedule.Plan.Spun).
-func Start(interval time.Duration, spun func() time.Duration) *Monitor {
-	if spun == nil {
-		spun = func() time.Duration { return 0 }
-	}
-	m := &Monitor{interval: interval, spun: spun, stop: make(chan struct{}), done: make(chan struct{})}
-	m.start = m.now(time.Now())
+// Start begins watching, sampling every interval.
+func Start(interval time.Duration) *Monitor {
+	m := &Monitor{interval: interval, cpu: processCPU, stop: make(chan struct{}), done: make(chan struct{})}
+	m.start, m.startCPU = time.Now(), m.cpu()
 	go m.run()
 	return m
-}
-
-// now is a sample fired at t.
-func (m *Monitor) now(t time.Time) sample {
-	spun := m.spun()
-	return sample{due: t, fired: t, cpu: processCPU() - spun, spun: spun}
 }
 
 func (m *Monitor) run() {
 	defer close(m.done)
 	t := time.NewTimer(m.interval)
 	defer t.Stop()
-	due := m.start.fired.Add(m.interval)
+	due := m.start.Add(m.interval)
 	for {
 		select {
 		case <-m.stop:
 			return
 		case fired := <-t.C:
-			s := m.now(fired)
-			s.due = due
+			s := sample{due: due, fired: fired, cpu: m.cpu()}
 			m.mu.Lock()
 			m.samples = append(m.samples, s)
 			m.mu.Unlock()
@@ -121,24 +107,23 @@ func (m *Monitor) run() {
 func (m *Monitor) Stop() Report {
 	close(m.stop)
 	<-m.done
-	end := m.now(time.Now())
+	end, endCPU := time.Now(), m.cpu()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return analyse(m.samples, m.start, end, runtime.GOMAXPROCS(0))
+	return analyse(m.samples, m.start, m.startCPU, end, endCPU, runtime.GOMAXPROCS(0))
 }
 
 // analyse turns samples into a report: utilisation over the whole watch
 // and its highest over any one-second stretch of samples, and the timer
 // delay percentiles.
-func analyse(samples []sample, start, end sample, cores int) Report {
+func analyse(samples []sample, start time.Time, startCPU time.Duration, end time.Time, endCPU time.Duration, cores int) Report {
 	r := Report{Cores: cores, Samples: len(samples)}
-	if wall := end.fired.Sub(start.fired); wall > 0 && cores > 0 {
-		r.CPUUtilization = max(end.cpu-start.cpu, 0).Seconds() / (wall.Seconds() * float64(cores))
-		r.SpinUtilization = (end.spun - start.spun).Seconds() / (wall.Seconds() * float64(cores))
+	if wall := end.Sub(start); wall > 0 && cores > 0 {
+		r.CPUUtilization = (endCPU - startCPU).Seconds() / (wall.Seconds() * float64(cores))
 	}
 	// Peak: from each sample, the first one at least a second later.
 	j := 0
-	points := append([]sample{start}, samples...)
+	points := append([]sample{{fired: start, cpu: startCPU}}, samples...)
 	for i := range points {
 		for j < len(points) && points[j].fired.Sub(points[i].fired) < time.Second {
 			j++

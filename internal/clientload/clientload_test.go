@@ -3,7 +3,6 @@ package clientload
 import (
 	"math"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -19,14 +18,6 @@ func ticks(t0 time.Time, n int, tick time.Duration, delay func(int) time.Duratio
 	return out
 }
 
-// spinning adds per tick of spin to samples.
-func spinning(samples []sample, per time.Duration) []sample {
-	for i := range samples {
-		samples[i].spun = time.Duration(i+1) * per
-	}
-	return samples
-}
-
 func TestAnalyse(t *testing.T) {
 	t0 := time.Unix(1_700_000_000, 0)
 	const tick = 100 * time.Millisecond
@@ -35,8 +26,6 @@ func TestAnalyse(t *testing.T) {
 		name      string
 		samples   []sample
 		endCPU    time.Duration
-		endSpun   time.Duration
-		wantSpin  float64
 		wantUtil  float64
 		wantPeak  float64
 		wantP99   float64
@@ -86,25 +75,18 @@ func TestAnalyse(t *testing.T) {
 			}),
 			endCPU: 2 * time.Second, wantUtil: 0.1, wantPeak: 1, wantP99: 0.1, saturated: false,
 		},
-		{
-			// The scheduler spun 15 s of the 10 s × 2 cores to send on time,
-			// the requests took 2 s: 10 % load, 75 % spin, not saturated.
-			name:    "spinning",
-			samples: spinning(ticks(t0, 100, tick, none, func(i int) time.Duration { return time.Duration(i+1) * 20 * time.Millisecond }), 150*time.Millisecond),
-			endCPU:  2 * time.Second, endSpun: 15 * time.Second, wantSpin: 0.75, wantUtil: 0.1, wantPeak: 0.1, wantP99: 0.1, saturated: false,
-		},
 	}
 	for _, tc := range tests {
 		end := t0.Add(10 * time.Second)
-		r := analyse(tc.samples, sample{fired: t0}, sample{fired: end, cpu: tc.endCPU, spun: tc.endSpun}, 2)
-		if !near(r.CPUUtilization, tc.wantUtil) || !near(r.SpinUtilization, tc.wantSpin) || math.Abs(r.PeakCPUUtilization-tc.wantPeak) > 0.01 || !near(r.TimerDelayP99Ms, tc.wantP99) || r.Saturated != tc.saturated {
+		r := analyse(tc.samples, t0, 0, end, tc.endCPU, 2)
+		if !near(r.CPUUtilization, tc.wantUtil) || math.Abs(r.PeakCPUUtilization-tc.wantPeak) > 0.01 || !near(r.TimerDelayP99Ms, tc.wantP99) || r.Saturated != tc.saturated {
 			t.Errorf("%s: %+v\nwant util %v peak %v p99 %v saturated %v", tc.name, r, tc.wantUtil, tc.wantPeak, tc.wantP99, tc.saturated)
 		}
 		if w := r.Warning(); (w != "") != tc.saturated {
 			t.Errorf("%s: warning %q", tc.name, w)
 		}
 	}
-	busy := analyse(tests[0].samples, sample{fired: t0}, sample{fired: t0.Add(10 * time.Second), cpu: 19 * time.Second}, 2)
+	busy := analyse(tests[0].samples, t0, 0, t0.Add(10*time.Second), 19*time.Second, 2)
 	if w := busy.Warning(); !strings.Contains(w, "used 95% of its 2 core(s)") || !strings.Contains(w, "0.10 ms late at p99") {
 		t.Errorf("warning %q", w)
 	}
@@ -115,26 +97,11 @@ func near(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
 // TestMonitorSamples: the real monitor ticks and reads this process's CPU
 // time while a goroutine spins.
 func TestMonitorSamples(t *testing.T) {
-	m := Start(5*time.Millisecond, nil)
+	m := Start(5 * time.Millisecond)
 	for end := time.Now().Add(200 * time.Millisecond); time.Now().Before(end); {
 	}
 	r := m.Stop()
 	if r.Samples < 5 || r.CPUUtilization <= 0 || r.Cores < 1 || r.TimerDelayMaxMs < r.TimerDelayP50Ms {
 		t.Fatalf("report %+v", r)
-	}
-}
-
-// TestMonitorLeavesOutSpin: CPU a goroutine burns while reporting it as
-// spin is counted as spin, not as load.
-func TestMonitorLeavesOutSpin(t *testing.T) {
-	var spun atomic.Int64
-	m := Start(5*time.Millisecond, func() time.Duration { return time.Duration(spun.Load()) })
-	start := time.Now()
-	for end := start.Add(200 * time.Millisecond); time.Now().Before(end); {
-		spun.Store(int64(time.Since(start)))
-	}
-	r := m.Stop()
-	if r.SpinUtilization <= 0 || r.CPUUtilization >= r.SpinUtilization {
-		t.Fatalf("spin %.3f, load %.3f: the spin was not left out of the load", r.SpinUtilization, r.CPUUtilization)
 	}
 }

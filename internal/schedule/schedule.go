@@ -46,10 +46,6 @@ type Plan struct {
 	// before they are cancelled.
 	Grace time.Duration
 	Seed  uint64
-	// Spun, when set, adds up the time rate mode spent spinning just
-	// before sends to send them on time (see preciseWaiter): CPU the
-	// client used by choice, not load.
-	Spun *atomic.Int64
 }
 
 // Validate reports a plan that cannot run.
@@ -237,7 +233,7 @@ func byRate(issueCtx, reqCtx context.Context, p Plan, first, count int, start ti
 	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	w := newPreciseWaiter(issueCtx, p.Spun)
+	w := newWaiter(issueCtx)
 	defer w.stop()
 	offset := time.Duration(0)
 	for i := 0; count == 0 || i < count; i++ {

@@ -295,7 +295,6 @@ func TestWaiter(t *testing.T) {
 	for name, newW := range map[string]func(context.Context) waiter{
 		"platform": newWaiter,
 		"go timer": func(ctx context.Context) waiter { return newGoWaiter(ctx) },
-		"precise":  func(ctx context.Context) waiter { return newPreciseWaiter(ctx, nil) },
 	} {
 		t.Run(name, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
@@ -326,47 +325,6 @@ func TestWaiter(t *testing.T) {
 				t.Fatal("a wait after cancelling reported the instant reached")
 			}
 		})
-	}
-}
-
-// TestPreciseWaiterMargin: the spin margin is the latest of the recent
-// wake-ups, within its bounds, and forgets a late one after wakeHistory
-// more; time spent spinning is counted.
-func TestPreciseWaiterMargin(t *testing.T) {
-	var spun atomic.Int64
-	w := newPreciseWaiter(context.Background(), &spun)
-	defer w.stop()
-	w.spin = true // as with two or more cores
-	if w.margin != initialSpinMargin {
-		t.Fatalf("initial margin %v", w.margin)
-	}
-	steps := []struct {
-		late time.Duration
-		n    int
-		want time.Duration
-	}{
-		{5 * time.Microsecond, wakeHistory - 1, initialSpinMargin}, // the initial guess still in the history
-		{5 * time.Microsecond, 1, minSpinMargin},                   // all fast now: the floor
-		{150 * time.Microsecond, 1, 150 * time.Microsecond},
-		{40 * time.Microsecond, wakeHistory - 1, 150 * time.Microsecond},
-		{40 * time.Microsecond, 1, 40 * time.Microsecond}, // the late one forgotten
-		{30 * time.Millisecond, 1, maxSpinMargin},         // a descheduled wake-up: the ceiling
-	}
-	for i, s := range steps {
-		for range s.n {
-			w.woke(s.late)
-		}
-		if w.margin != s.want {
-			t.Fatalf("step %d: margin %v, want %v", i, w.margin, s.want)
-		}
-	}
-	// A wait shorter than the margin is spun through and counted.
-	at := time.Now().Add(200 * time.Microsecond)
-	if !w.until(at) || time.Now().Before(at) {
-		t.Fatal("spun wait ended before its instant")
-	}
-	if got := time.Duration(spun.Load()); got <= 0 || got > time.Second {
-		t.Fatalf("spun %v for a 200 µs wait", got)
 	}
 }
 
