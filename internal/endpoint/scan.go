@@ -476,37 +476,38 @@ func (s *scanner) number() bool {
 	case i < len(d) && d[i] == '0':
 		i++
 	case i < len(d) && d[i] >= '1' && d[i] <= '9':
-		for i < len(d) && d[i] >= '0' && d[i] <= '9' {
-			i++
-		}
+		i = skipDigits(d, i)
 	default:
 		return false
 	}
 	if i < len(d) && d[i] == '.' {
-		i++
-		j := i
-		for i < len(d) && d[i] >= '0' && d[i] <= '9' {
-			i++
-		}
-		if i == j {
+		j := skipDigits(d, i+1)
+		if j == i+1 {
 			return false
 		}
+		i = j
 	}
 	if i < len(d) && (d[i] == 'e' || d[i] == 'E') {
 		i++
 		if i < len(d) && (d[i] == '+' || d[i] == '-') {
 			i++
 		}
-		j := i
-		for i < len(d) && d[i] >= '0' && d[i] <= '9' {
-			i++
-		}
-		if i == j {
+		j := skipDigits(d, i)
+		if j == i {
 			return false
 		}
+		i = j
 	}
 	s.i = i
 	return true
+}
+
+// skipDigits returns the index past the run of decimal digits at d[i:].
+func skipDigits(d []byte, i int) int {
+	for i < len(d) && d[i] >= '0' && d[i] <= '9' {
+		i++
+	}
+	return i
 }
 
 // skip consumes any JSON value, checking it.
