@@ -26,7 +26,8 @@ run() { # mode procs cpus seed -> requests/s
   local flag=""; [ "$1" = streaming ] && flag="--streaming"
   GOMAXPROCS=$2 taskset -c "$3" "$out/llmbench" profile --mock --mock-ttft-ms 0 --mock-itl-ms 0 -m m --tokenizer builtin $flag \
     --concurrency "$concurrency" --request-count "$requests" --isl 64 --osl 16 --random-seed "$4" \
-    --ui-type none --no-server-metrics --artifact-dir "$out/run" >/dev/null 2>&1
+    --ui-type none --no-server-metrics --artifact-dir "$out/run" >"$out/log" 2>&1 \
+    || { echo "client_cores: llmbench failed ($1, GOMAXPROCS=$2):" >&2; tail -5 "$out/log" >&2; exit 1; }
   grep -o '"request_throughput": {"unit":"requests/sec","avg":[0-9.]*' "$out/run/profile_export_aiperf.json" | sed 's/.*avg"://'
 }
 for mode in non-streaming streaming; do
