@@ -11,13 +11,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net"
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/llmbench/llmbench/internal/endpoint"
@@ -65,6 +65,10 @@ type Client struct {
 	// readers are reused from request to request: their buffers, grown
 	// once, read the next response without allocating.
 	readers sync.Pool
+	// lastChunks and lastText are the content chunks and text bytes of
+	// the last stream read: the next stream's record starts with room for
+	// as many, rather than growing its slices chunk by chunk.
+	lastChunks, lastText atomic.Int64
 }
 
 // responseReader is what reading one response needs: the API's decoder
@@ -73,6 +77,31 @@ type responseReader struct {
 	dec  *endpoint.Decoder
 	head headRecorder
 	sse  *sse.Reader
+	// scratch takes what follows a stream's end (drain).
+	scratch [512]byte
+	// body holds a whole (non-streamed) response while it is decoded.
+	body []byte
+}
+
+// maxPooledBody is the largest response buffer kept for the next response.
+const maxPooledBody = 1 << 20
+
+// readAll appends what r yields to dst until its end (io.ReadAll into a
+// buffer of the caller's).
+func readAll(dst []byte, r io.Reader) ([]byte, error) {
+	for {
+		if len(dst) == cap(dst) {
+			dst = append(dst, 0)[:len(dst)]
+		}
+		n, err := r.Read(dst[len(dst):cap(dst)])
+		dst = dst[:len(dst)+n]
+		if err == io.EOF {
+			return dst, nil
+		}
+		if err != nil {
+			return dst, err
+		}
+	}
 }
 
 // errTimeout marks a request that ran past Options.Timeout.
@@ -157,15 +186,23 @@ func (c *Client) Do(ctx context.Context, rec *record.Record, body []byte) {
 // after it was fully sent is cancelled, as a user who gives up (it is
 // recorded as cancelled); a negative cancelAfter never cancels.
 func (c *Client) DoCancelAfter(ctx context.Context, rec *record.Record, body []byte, cancelAfter time.Duration) {
-	clock := c.opts.Clock
 	rec.Streaming = c.opts.Streaming
-	ctx, cancel := context.WithTimeoutCause(ctx, c.opts.Timeout, errTimeout)
-	defer cancel()
+	a := attempt{ctx: ctx, deadline: time.Now().Add(c.opts.Timeout)}
+	// The lean transport bounds the request by a deadline on its
+	// connection: no context, timer and channel made and dropped per
+	// request. net/http has only the request's context for it.
+	abort := func() {}
+	if c.h1 == nil {
+		var cancel context.CancelFunc
+		a.ctx, cancel = context.WithDeadlineCause(ctx, a.deadline, errTimeout)
+		defer cancel()
+		abort = cancel
+	}
 
-	tr := &traceRecorder{clock: clock}
+	tr := &traceRecorder{clock: c.opts.Clock}
 	if cancelAfter >= 0 {
 		var giveUp context.CancelCauseFunc
-		ctx, giveUp = context.WithCancelCause(ctx)
+		a.ctx, giveUp = context.WithCancelCause(a.ctx)
 		var once sync.Once
 		var timer *time.Timer
 		tr.wrote = func() {
@@ -181,11 +218,11 @@ func (c *Client) DoCancelAfter(ctx context.Context, rec *record.Record, body []b
 	}
 	// Last, after the body is closed: every byte of the response is in.
 	defer tr.wire.copyTo(&rec.Trace)
-	resp, err := c.roundTrip(ctx, tr, rec, body)
+	resp, err := c.roundTrip(a, tr, rec, body)
 	// From here on the trace belongs to this goroutine alone.
 	tr.seal(&rec.Trace)
 	if err != nil {
-		c.fail(ctx, rec, record.ErrConnect, 0, err.Error())
+		c.fail(a, rec, record.ErrConnect, 0, err.Error())
 		return
 	}
 	defer resp.Body.Close()
@@ -200,10 +237,10 @@ func (c *Client) DoCancelAfter(ctx context.Context, rec *record.Record, body []b
 			// Name the URL: a wrong path is the usual reason.
 			text = fmt.Sprintf("%s for POST %s (check --url, --endpoint-type and --endpoint): %s", resp.Status, c.opts.URL, text)
 		}
-		c.fail(ctx, rec, httpErrorType(resp.StatusCode), resp.StatusCode, text)
+		c.fail(a, rec, httpErrorType(resp.StatusCode), resp.StatusCode, text)
 		return
 	}
-	if c.invalidHeaders(ctx, rec, resp) {
+	if c.invalidHeaders(a, rec, resp) {
 		return
 	}
 	rr := c.readers.Get().(*responseReader)
@@ -214,20 +251,38 @@ func (c *Client) DoCancelAfter(ctx context.Context, rec *record.Record, body []b
 	if c.opts.Streaming {
 		rr.head = headRecorder{r: resp.Body, head: rr.head.head[:0]}
 		rr.sse.Reset(&rr.head)
-		c.readStream(ctx, rec, rr)
-		drain(resp.Body, cancel, c.opts.DrainWait)
+		c.readStream(a, rec, rr)
+		drain(resp.Body, abort, c.opts.DrainWait, rr.scratch[:])
 	} else {
-		c.readWhole(ctx, rec, resp.Body, rr.dec)
+		c.readWhole(a, rec, resp.Body, rr)
 	}
+}
+
+// attempt is one request's end conditions: the caller's context (a
+// cancellation) and the time it times out.
+type attempt struct {
+	ctx      context.Context
+	deadline time.Time
+}
+
+// timedOut reports whether the request failed for its timeout: its
+// context says so (net/http), or the deadline on its connection has come
+// (the lean transport) while the caller had not cancelled it.
+func (a attempt) timedOut() bool {
+	if errors.Is(context.Cause(a.ctx), errTimeout) {
+		return true
+	}
+	return a.ctx.Err() == nil && !time.Now().Before(a.deadline)
 }
 
 // roundTrip sends the request, through the lean transport or net/http,
 // setting rec.StartPerf as it is handed over; errors read as net/http's
 // (Post "url": …).
-func (c *Client) roundTrip(ctx context.Context, tr *traceRecorder, rec *record.Record, body []byte) (*http.Response, error) {
+func (c *Client) roundTrip(a attempt, tr *traceRecorder, rec *record.Record, body []byte) (*http.Response, error) {
+	ctx := a.ctx
 	if c.h1 != nil {
 		rec.StartPerf = c.opts.Clock.Now()
-		resp, err := c.h1.roundTrip(ctx, tr, rec.XRequestID, rec.CorrelationID, body)
+		resp, err := c.h1.roundTrip(ctx, a.deadline, tr, rec.XRequestID, rec.CorrelationID, body)
 		if err != nil {
 			return nil, &url.Error{Op: "Post", URL: c.opts.URL, Err: err}
 		}
@@ -258,50 +313,79 @@ const defaultDrainWait = 10 * time.Millisecond
 // before its end takes its connection with it, and the next request would
 // pay a new TCP (and TLS) handshake inside its measured time. The record
 // is complete already; a server that keeps the stream open after [DONE]
-// is given wait before cancel aborts the read and the connection is
+// is given wait before the read is ended (by a read deadline on the lean
+// transport's connection, by abort on net/http's) and the connection is
 // dropped.
-func drain(body io.Reader, cancel context.CancelFunc, wait time.Duration) {
+func drain(body io.Reader, abort func(), wait time.Duration, buf []byte) {
 	if wait <= 0 {
 		wait = defaultDrainWait
 	}
-	t := time.AfterFunc(wait, cancel)
+	if b, ok := body.(*h1Body); ok {
+		b.drain(wait, buf)
+		return
+	}
+	t := time.AfterFunc(wait, abort)
 	_, _ = io.Copy(io.Discard, io.LimitReader(body, 64<<10))
 	t.Stop()
 }
 
 // invalidHeaders records a 200 whose headers already show it cannot be
 // the answer asked for, and reports whether it did.
-func (c *Client) invalidHeaders(ctx context.Context, rec *record.Record, resp *http.Response) bool {
+func (c *Client) invalidHeaders(a attempt, rec *record.Record, resp *http.Response) bool {
 	if enc := resp.Header.Get("Content-Encoding"); enc != "" && !strings.EqualFold(enc, "identity") {
-		c.invalid(ctx, rec, record.CauseProxy, compressedMessage(strings.ToLower(enc)))
+		c.invalid(a, rec, record.CauseProxy, compressedMessage(strings.ToLower(enc)))
 		return true
 	}
-	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	mt := mediaType(resp.Header.Get("Content-Type"))
 	switch {
 	case mt == "text/html":
-		c.invalid(ctx, rec, record.CauseWrongPath, htmlMessage)
+		c.invalid(a, rec, record.CauseWrongPath, htmlMessage)
 		return true
 	case c.opts.Streaming && mt == "application/json":
 		// A server error object is still a server error, not a mismatch.
 		data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 		if _, err := c.opts.Kind.ParseResponse(data); err != nil && endpoint.IsServerError(err) {
-			c.fail(ctx, rec, record.ErrServer, 0, err.Error())
+			c.fail(a, rec, record.ErrServer, 0, err.Error())
 			return true
 		}
-		c.invalid(ctx, rec, record.CauseStreamingMismatch, plainJSONMessage)
+		c.invalid(a, rec, record.CauseStreamingMismatch, plainJSONMessage)
 		return true
 	case !c.opts.Streaming && mt == "text/event-stream":
-		c.invalid(ctx, rec, record.CauseStreamingMismatch, sseMessage)
+		c.invalid(a, rec, record.CauseStreamingMismatch, sseMessage)
 		return true
 	}
 	return false
 }
 
+// mediaType is a Content-Type's media type, lower-cased, without its
+// parameters (mime.ParseMediaType's answer for the types the client
+// tells apart, without its allocations).
+func mediaType(contentType string) string {
+	mt, _, _ := strings.Cut(contentType, ";")
+	mt = strings.TrimSpace(mt)
+	for _, known := range [...]string{"text/event-stream", "application/json", "text/html"} {
+		if strings.EqualFold(mt, known) {
+			return known
+		}
+	}
+	return strings.ToLower(mt)
+}
+
 const htmlMessage = "the server answered with an HTML page, not an API response: check --url, --endpoint-type and --endpoint, or a proxy in between"
 
-func (c *Client) readStream(ctx context.Context, rec *record.Record, rr *responseReader) {
+func (c *Client) readStream(a attempt, rec *record.Record, rr *responseReader) {
 	clock := c.opts.Clock
 	var text, reasoning strings.Builder
+	if n := c.lastChunks.Load(); n > 0 && rec.ResponsePerfs == nil {
+		rec.ResponsePerfs = make([]int64, 0, n+n/8+1)
+	}
+	if n := c.lastText.Load(); n > 0 {
+		text.Grow(int(n + n/8 + 1))
+	}
+	defer func() {
+		c.lastChunks.Store(int64(len(rec.ResponsePerfs)))
+		c.lastText.Store(int64(len(rec.OutputText)))
+	}()
 	head, sr, dec := &rr.head, rr.sse, rr.dec
 	events, done, finish := 0, false, ""
 	for {
@@ -312,7 +396,7 @@ func (c *Client) readStream(ctx context.Context, rec *record.Record, rr *respons
 		}
 		if err != nil {
 			rec.OutputText, rec.ReasoningText = text.String(), reasoning.String()
-			c.fail(ctx, rec, record.ErrConnect, 0, fmt.Sprintf("read stream: %v", err))
+			c.fail(a, rec, record.ErrConnect, 0, fmt.Sprintf("read stream: %v", err))
 			return
 		}
 		events++
@@ -323,7 +407,7 @@ func (c *Client) readStream(ctx context.Context, rec *record.Record, rr *respons
 		if err != nil {
 			rec.OutputText, rec.ReasoningText = text.String(), reasoning.String()
 			rec.Trace.LastByte = now
-			c.fail(ctx, rec, parseErrorType(err), 0, err.Error())
+			c.fail(a, rec, parseErrorType(err), 0, err.Error())
 			return
 		}
 		if ch.Done {
@@ -352,40 +436,44 @@ func (c *Client) readStream(ctx context.Context, rec *record.Record, rr *respons
 	switch {
 	case events == 0:
 		cause, msg := head.emptyStream()
-		c.invalid(ctx, rec, cause, msg)
+		c.invalid(a, rec, cause, msg)
 	case len(rec.ResponsePerfs) == 0:
-		c.invalid(ctx, rec, record.CauseNoContent, "no content in the stream: every chunk had empty choices or empty content")
+		c.invalid(a, rec, record.CauseNoContent, "no content in the stream: every chunk had empty choices or empty content")
 	case !done && finish == "":
 		// The tokens received so far stay in the record.
-		c.invalid(ctx, rec, record.CauseTruncated, "the stream ended without [DONE] and without a finish_reason: truncated by a closed connection")
+		c.invalid(a, rec, record.CauseTruncated, "the stream ended without [DONE] and without a finish_reason: truncated by a closed connection")
 	}
 }
 
-func (c *Client) readWhole(ctx context.Context, rec *record.Record, body io.Reader, dec *endpoint.Decoder) {
+func (c *Client) readWhole(a attempt, rec *record.Record, body io.Reader, rr *responseReader) {
 	clock := c.opts.Clock
-	data, err := io.ReadAll(body)
+	data, err := readAll(rr.body[:0], body)
+	if cap(data) <= maxPooledBody {
+		rr.body = data
+	}
+	dec := rr.dec
 	now := clock.Now()
 	rec.Trace.LastByte = now
 	if err != nil {
-		c.fail(ctx, rec, record.ErrConnect, 0, fmt.Sprintf("read response: %v", err))
+		c.fail(a, rec, record.ErrConnect, 0, fmt.Sprintf("read response: %v", err))
 		return
 	}
 	if cause, msg, bad := sniffBody(data); bad {
-		c.invalid(ctx, rec, cause, msg)
+		c.invalid(a, rec, cause, msg)
 		return
 	}
 	ch, err := dec.Response(data)
 	if err != nil {
-		c.fail(ctx, rec, parseErrorType(err), 0, err.Error())
+		c.fail(a, rec, parseErrorType(err), 0, err.Error())
 		return
 	}
 	rec.OutputText, rec.ReasoningText, rec.Usage = string(ch.Text), string(ch.Reasoning), ch.Usage
 	switch {
 	case ch.Choices == 0:
-		c.invalid(ctx, rec, record.CauseNoContent, "the response has no choices")
+		c.invalid(a, rec, record.CauseNoContent, "the response has no choices")
 		return
 	case !ch.HasContent():
-		c.invalid(ctx, rec, record.CauseNoContent, "the response's choices carry no content (content null or empty)")
+		c.invalid(a, rec, record.CauseNoContent, "the response's choices carry no content (content null or empty)")
 		return
 	}
 	rec.EndPerf = now
@@ -396,8 +484,8 @@ func (c *Client) readWhole(ctx context.Context, rec *record.Record, body io.Read
 }
 
 // invalid records a response that arrived but is not a usable result.
-func (c *Client) invalid(ctx context.Context, rec *record.Record, cause record.Cause, msg string) {
-	c.fail(ctx, rec, record.ErrInvalidResult, 0, "Invalid inference result: "+msg)
+func (c *Client) invalid(a attempt, rec *record.Record, cause record.Cause, msg string) {
+	c.fail(a, rec, record.ErrInvalidResult, 0, "Invalid inference result: "+msg)
 	if rec.Err.Type == record.ErrInvalidResult {
 		rec.Cause = cause
 	}
@@ -405,13 +493,13 @@ func (c *Client) invalid(ctx context.Context, rec *record.Record, cause record.C
 
 // fail records a failure; a failure caused by the request's context is
 // recorded as a timeout or a cancellation whatever the transport said.
-func (c *Client) fail(ctx context.Context, rec *record.Record, typ string, code int, msg string) {
+func (c *Client) fail(a attempt, rec *record.Record, typ string, code int, msg string) {
 	now := c.opts.Clock.Now()
 	rec.EndPerf = now
 	switch {
-	case errors.Is(context.Cause(ctx), errTimeout):
+	case a.timedOut():
 		typ, code, msg = record.ErrTimeout, 408, fmt.Sprintf("request timed out after %g seconds", c.opts.Timeout.Seconds())
-	case ctx.Err() != nil:
+	case a.ctx.Err() != nil:
 		// No elapsed time in the message, so the error summary groups them.
 		typ, code, msg = record.ErrCancelled, 499, "request was cancelled before it completed"
 		rec.Cancelled, rec.CancelledPerf = true, now

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -297,5 +298,74 @@ func TestCancelAfterSent(t *testing.T) {
 	fast.DoCancelAfter(context.Background(), rec, []byte(`{}`), 500*time.Millisecond)
 	if rec.Cancelled || rec.Err != nil {
 		t.Fatalf("a request answered before its cancellation: %+v", rec.Err)
+	}
+}
+
+// TestTimeoutEachTransport: a request past its timeout is recorded as a
+// timeout by both transports, whether the server is silent before the
+// response head or stops mid-stream (the tokens received are kept); a
+// request cancelled by its caller is a cancellation, not a timeout; and
+// the connection a timed-out request used is not given to the next one,
+// which succeeds within its own timeout.
+func TestTimeoutEachTransport(t *testing.T) {
+	var slow atomic.Bool
+	srv := sseServer(t, func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		if r.URL.Query().Get("at") == "head" && slow.Load() {
+			select {
+			case <-time.After(2 * time.Second):
+			case <-r.Context().Done():
+			}
+			return
+		}
+		io.WriteString(w, "data: {\"choices\":[{\"delta\":{\"content\":\"part\"}}]}\n\n")
+		w.(http.Flusher).Flush()
+		if slow.Load() {
+			select {
+			case <-time.After(2 * time.Second):
+			case <-r.Context().Done():
+			}
+			return
+		}
+		io.WriteString(w, "data: [DONE]\n\n")
+	})
+	for _, stdlib := range []bool{false, true} {
+		for _, at := range []string{"head", "stream"} {
+			t.Run(fmt.Sprintf("stdlib=%v/%s", stdlib, at), func(t *testing.T) {
+				c := New(Options{URL: srv.URL + "/?at=" + at, Kind: endpoint.Chat, Streaming: true, Timeout: 150 * time.Millisecond,
+					MaxConns: 1, Clock: record.NewClock(), StdlibTransport: stdlib})
+				defer c.Close()
+				slow.Store(true)
+				rec := &record.Record{}
+				start := time.Now()
+				c.Do(context.Background(), rec, []byte(`{}`))
+				took := time.Since(start)
+				if rec.Err == nil || rec.Err.Type != record.ErrTimeout || rec.Err.Code != 408 || rec.Cancelled {
+					t.Fatalf("error %+v cancelled %v, want a timeout", rec.Err, rec.Cancelled)
+				}
+				if took < 150*time.Millisecond || took > 1500*time.Millisecond {
+					t.Fatalf("timed out after %v, want about 150 ms", took)
+				}
+				if want := map[string]string{"head": "", "stream": "part"}[at]; rec.OutputText != want {
+					t.Fatalf("partial output %q, want %q", rec.OutputText, want)
+				}
+
+				slow.Store(false)
+				rec = &record.Record{}
+				c.Do(context.Background(), rec, []byte(`{}`))
+				if rec.Err != nil || rec.OutputText != "part" {
+					t.Fatalf("the next request: %+v %q, want success", rec.Err, rec.OutputText)
+				}
+
+				slow.Store(true)
+				ctx, cancel := context.WithCancel(context.Background())
+				time.AfterFunc(30*time.Millisecond, cancel)
+				rec = &record.Record{}
+				c.Do(ctx, rec, []byte(`{}`))
+				if rec.Err == nil || rec.Err.Type != record.ErrCancelled || !rec.Cancelled {
+					t.Fatalf("error %+v, want a cancellation", rec.Err)
+				}
+			})
+		}
 	}
 }

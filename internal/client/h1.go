@@ -106,19 +106,20 @@ const idleCheckAfter = 50 * time.Millisecond
 // X-Correlation-ID when set, and returns the response with its headers
 // read; its Body must be closed. tr hears the connection events. A request
 // is never sent twice: a POST the server may have begun is not replayed
-// (net/http's rule too).
-func (t *h1Transport) roundTrip(ctx context.Context, tr *traceRecorder, requestID, correlationID string, body []byte) (*http.Response, error) {
+// (net/http's rule too). The request, its dial included, ends with an
+// error at deadline.
+func (t *h1Transport) roundTrip(ctx context.Context, deadline time.Time, tr *traceRecorder, requestID, correlationID string, body []byte) (*http.Response, error) {
 	tr.set(func(h *record.HTTPTrace) *int64 { return &h.GetConn })
-	pc, err := t.conn(ctx, tr)
+	pc, err := t.conn(ctx, deadline, tr)
 	if err != nil {
 		return nil, err
 	}
-	return t.exchange(ctx, pc, tr, requestID, correlationID, body)
+	return t.exchange(ctx, deadline, pc, tr, requestID, correlationID, body)
 }
 
 // conn takes the most recently used idle connection still open, or
 // dials one.
-func (t *h1Transport) conn(ctx context.Context, tr *traceRecorder) (*h1Conn, error) {
+func (t *h1Transport) conn(ctx context.Context, deadline time.Time, tr *traceRecorder) (*h1Conn, error) {
 	for {
 		t.mu.Lock()
 		n := len(t.idle)
@@ -136,6 +137,8 @@ func (t *h1Transport) conn(ctx context.Context, tr *traceRecorder) (*h1Conn, err
 		pc.conn.Close()
 	}
 	// The dial reports its DNS and connect events to the request's trace.
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
 	dctx := httptrace.WithClientTrace(ctx, tr.hooks())
 	conn, err := t.dial(dctx, "tcp", t.addr)
 	if err != nil {
@@ -169,8 +172,13 @@ const maxPooledRequest = 64 << 10
 var aLongTimeAgo = time.Unix(1, 0)
 
 // exchange writes the request on pc and reads the response head.
-func (t *h1Transport) exchange(ctx context.Context, pc *h1Conn, tr *traceRecorder, requestID, correlationID string, body []byte) (*http.Response, error) {
-	// A cancelled request unblocks its read or write at once.
+func (t *h1Transport) exchange(ctx context.Context, deadline time.Time, pc *h1Conn, tr *traceRecorder, requestID, correlationID string, body []byte) (*http.Response, error) {
+	// The request's reads and writes fail at its deadline; a cancelled
+	// request unblocks them at once.
+	if err := pc.conn.SetDeadline(deadline); err != nil {
+		pc.conn.Close()
+		return nil, err
+	}
 	stop := context.AfterFunc(ctx, func() { _ = pc.conn.SetDeadline(aLongTimeAgo) })
 	fail := func(err error) (*http.Response, error) {
 		stop()
@@ -187,6 +195,7 @@ func (t *h1Transport) exchange(ctx context.Context, pc *h1Conn, tr *traceRecorde
 	if tr.wrote != nil {
 		tr.wrote()
 	}
+	b := &h1Body{t: t, pc: pc, stop: stop}
 	for {
 		if _, err := pc.br.Peek(1); err != nil {
 			if err == io.EOF {
@@ -195,15 +204,14 @@ func (t *h1Transport) exchange(ctx context.Context, pc *h1Conn, tr *traceRecorde
 			return fail(err)
 		}
 		tr.set(func(h *record.HTTPTrace) *int64 { return &h.FirstByte })
-		resp, err := readResponseHead(pc.br)
-		if err != nil {
+		if err := readResponseHead(pc.br, &b.resp); err != nil {
 			return fail(err)
 		}
-		if resp.StatusCode >= 100 && resp.StatusCode < 200 && resp.StatusCode != http.StatusSwitchingProtocols {
+		if code := b.resp.StatusCode; code >= 100 && code < 200 && code != http.StatusSwitchingProtocols {
 			continue // 100 Continue and other interim answers
 		}
-		resp.Body = newH1Body(t, pc, resp, stop)
-		return resp, nil
+		b.start()
+		return &b.resp, nil
 	}
 }
 
@@ -239,52 +247,56 @@ func appendHeader(b []byte, name, value string) []byte {
 }
 
 // readResponseHead reads the status line and the headers the client looks
-// at (the rest are skipped without being stored).
-func readResponseHead(br *bufio.Reader) (*http.Response, error) {
+// at into resp (the rest are skipped without being stored). The usual
+// values (200 OK, HTTP/1.1, the API's content types) are not copied.
+func readResponseHead(br *bufio.Reader, resp *http.Response) error {
 	line, err := readLine(br)
 	if err != nil {
-		return nil, fmt.Errorf("read the response's status line: %w", err)
+		return fmt.Errorf("read the response's status line: %w", err)
 	}
 	// HTTP/1.1 200 OK
 	proto, rest, ok := bytes.Cut(line, []byte{' '})
 	if !ok || len(proto) != 8 || !bytes.HasPrefix(proto, []byte("HTTP/1.")) || (proto[7] != '0' && proto[7] != '1') || len(rest) < 3 || (len(rest) > 3 && rest[3] != ' ') {
-		return nil, fmt.Errorf("malformed HTTP status line %q", truncate(line))
+		return fmt.Errorf("malformed HTTP status line %q", truncate(line))
 	}
 	code, err := strconv.Atoi(string(rest[:3]))
 	if err != nil || code < 100 || code > 999 {
-		return nil, fmt.Errorf("malformed HTTP status code in %q", truncate(line))
+		return fmt.Errorf("malformed HTTP status code in %q", truncate(line))
 	}
-	resp := &http.Response{StatusCode: code, Status: string(rest), Proto: string(proto), ProtoMajor: 1, ProtoMinor: int(proto[7] - '0'), Header: http.Header{}, ContentLength: -1}
+	*resp = http.Response{StatusCode: code, Status: intern(rest), Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: int(proto[7] - '0'), Header: http.Header{}, ContentLength: -1}
+	if resp.ProtoMinor == 0 {
+		resp.Proto = "HTTP/1.0"
+	}
 	resp.Close = resp.ProtoMinor == 0
 	for {
 		line, err := readLine(br)
 		if err != nil {
-			return nil, fmt.Errorf("read the response's headers: %w", err)
+			return fmt.Errorf("read the response's headers: %w", err)
 		}
 		if len(line) == 0 {
-			return resp, nil
+			return nil
 		}
 		name, value, ok := bytes.Cut(line, []byte{':'})
 		if !ok {
-			return nil, fmt.Errorf("malformed HTTP header line %q", truncate(line))
+			return fmt.Errorf("malformed HTTP header line %q", truncate(line))
 		}
 		value = bytes.TrimSpace(value)
 		switch {
 		case asciiEqualFold(name, "Content-Type"):
-			resp.Header["Content-Type"] = []string{string(value)}
+			resp.Header["Content-Type"] = []string{intern(value)}
 		case asciiEqualFold(name, "Content-Encoding"):
 			resp.Header["Content-Encoding"] = []string{string(value)}
 		case asciiEqualFold(name, "Content-Length"):
 			n, err := strconv.ParseInt(string(value), 10, 64)
 			if err != nil || n < 0 {
-				return nil, fmt.Errorf("bad Content-Length %q", truncate(value))
+				return fmt.Errorf("bad Content-Length %q", truncate(value))
 			}
 			resp.ContentLength = n
 		case asciiEqualFold(name, "Transfer-Encoding") && resp.ProtoMinor > 0: // HTTP/1.0 has none
 			if asciiEqualFold(value, "chunked") {
-				resp.TransferEncoding = []string{"chunked"}
+				resp.TransferEncoding = chunkedEncoding
 			} else {
-				return nil, fmt.Errorf("unsupported Transfer-Encoding %q", truncate(value))
+				return fmt.Errorf("unsupported Transfer-Encoding %q", truncate(value))
 			}
 		case asciiEqualFold(name, "Connection"):
 			if bytes.Contains(bytes.ToLower(value), []byte("close")) {
@@ -294,6 +306,27 @@ func readResponseHead(br *bufio.Reader) (*http.Response, error) {
 			}
 		}
 	}
+}
+
+// chunkedEncoding is every chunked response's TransferEncoding (read only).
+var chunkedEncoding = []string{"chunked"}
+
+// intern returns b as a string, without a copy for the values nearly
+// every response of an inference server carries.
+func intern(b []byte) string {
+	switch string(b) {
+	case "200 OK":
+		return "200 OK"
+	case "text/event-stream":
+		return "text/event-stream"
+	case "text/event-stream; charset=utf-8":
+		return "text/event-stream; charset=utf-8"
+	case "application/json":
+		return "application/json"
+	case "application/json; charset=utf-8":
+		return "application/json; charset=utf-8"
+	}
+	return string(b)
 }
 
 // readLine reads one CRLF- (or LF-) terminated line without its end; the
@@ -343,6 +376,9 @@ func asciiEqualFold(b []byte, s string) bool {
 // end) and gives the connection back to the pool once the body's end was
 // read, or closes it.
 type h1Body struct {
+	// resp is the response this is the body of, kept here so that one
+	// allocation holds both.
+	resp http.Response
 	t    *h1Transport
 	pc   *h1Conn
 	stop func() bool
@@ -357,8 +393,11 @@ type h1Body struct {
 	err       error
 }
 
-func newH1Body(t *h1Transport, pc *h1Conn, resp *http.Response, stop func() bool) *h1Body {
-	b := &h1Body{t: t, pc: pc, stop: stop, keep: !resp.Close}
+// start prepares the body of the response head just read into b.resp.
+func (b *h1Body) start() {
+	resp := &b.resp
+	resp.Body = b
+	b.keep = !resp.Close
 	switch {
 	case resp.StatusCode == http.StatusNoContent || resp.StatusCode == http.StatusNotModified:
 		b.done = true
@@ -370,7 +409,6 @@ func newH1Body(t *h1Transport, pc *h1Conn, resp *http.Response, stop func() bool
 	default:
 		b.toEOF, b.keep = true, false
 	}
-	return b
 }
 
 func (b *h1Body) Read(p []byte) (int, error) {
@@ -473,7 +511,7 @@ func (b *h1Body) Close() error {
 	pc := b.pc
 	b.pc = nil
 	if b.err == nil {
-		b.err = errors.New("read on a closed response body")
+		b.err = errBodyClosed
 	}
 	if b.stop() && b.done && b.keep && pc.br.Buffered() == 0 {
 		_ = pc.conn.SetDeadline(time.Time{})
@@ -482,6 +520,25 @@ func (b *h1Body) Close() error {
 		}
 	}
 	return pc.conn.Close()
+}
+
+var errBodyClosed = errors.New("read on a closed response body")
+
+// drain reads the rest of the body (up to 64 KB) through buf, for wait at
+// most, so its connection can go back to the pool; a body not ended by
+// then fails and Close closes its connection.
+func (b *h1Body) drain(wait time.Duration, buf []byte) {
+	if b.pc == nil || b.err != nil || b.done {
+		return
+	}
+	_ = b.pc.conn.SetReadDeadline(time.Now().Add(wait))
+	for n := 0; n < 64<<10 && !b.done && b.err == nil; {
+		m, _ := b.Read(buf)
+		n += m
+	}
+	if !b.done {
+		b.fail(errors.New("the body did not end in time after the stream's end"))
+	}
 }
 
 // put returns pc to the idle pool; false when the pool is full or closed.

@@ -260,18 +260,17 @@ func readWithH1(raw []byte) ([]byte, int, error) {
 	}()
 	defer client.Close()
 	pc := &h1Conn{conn: client, br: bufio.NewReaderSize(client, 32<<10)}
-	var resp *http.Response
-	var err error
+	body := &h1Body{t: &h1Transport{maxIdle: 1}, pc: pc, stop: func() bool { return true }}
+	resp := &body.resp
 	for {
-		if resp, err = readResponseHead(pc.br); err != nil {
+		if err := readResponseHead(pc.br, resp); err != nil {
 			return nil, 0, err
 		}
 		if resp.StatusCode >= 200 || resp.StatusCode == http.StatusSwitchingProtocols {
 			break
 		}
 	}
-	t := &h1Transport{maxIdle: 1}
-	body := newH1Body(t, pc, resp, func() bool { return true })
+	body.start()
 	b, err := io.ReadAll(body)
 	body.Close()
 	return b, resp.StatusCode, err

@@ -1,0 +1,106 @@
+package client
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"net"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/llmbench/llmbench/internal/endpoint"
+	"github.com/llmbench/llmbench/internal/record"
+)
+
+// cannedServer answers every request on its connections with resp, reading
+// requests with a fixed buffer, so a benchmark's allocations are the
+// client's.
+func cannedServer(b *testing.B, resp []byte) string {
+	b.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer conn.Close()
+				br := bufio.NewReaderSize(conn, 64<<10)
+				for {
+					length := 0
+					for {
+						line, err := br.ReadSlice('\n')
+						if err != nil {
+							return
+						}
+						if len(line) <= 2 {
+							break
+						}
+						if v, ok := bytes.CutPrefix(line, []byte("Content-Length: ")); ok {
+							length, _ = strconv.Atoi(string(bytes.TrimSpace(v)))
+						}
+					}
+					if _, err := br.Discard(length); err != nil {
+						return
+					}
+					if _, err := conn.Write(resp); err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return "http://" + ln.Addr().String()
+}
+
+// BenchmarkDo is one request through the lean transport against a server
+// that answers at once: the client's CPU and allocations per request,
+// non-streaming and streaming (16 content chunks).
+func BenchmarkDo(b *testing.B) {
+	content := `{"id":"c","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"bako tire mune"},"finish_reason":"stop"}],"usage":{"prompt_tokens":64,"completion_tokens":3,"total_tokens":67}}`
+	whole := "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " + strconv.Itoa(len(content)) + "\r\n\r\n" + content
+	var stream bytes.Buffer
+	stream.WriteString("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
+	chunk := func(data string) {
+		ev := "data: " + data + "\n\n"
+		stream.WriteString(strconv.FormatInt(int64(len(ev)), 16) + "\r\n" + ev + "\r\n")
+	}
+	for range 16 {
+		chunk(`{"id":"c","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{"content":" bako"},"finish_reason":null}]}`)
+	}
+	chunk(`{"id":"c","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`)
+	chunk("[DONE]")
+	stream.WriteString("0\r\n\r\n")
+	body := []byte(`{"model":"m","messages":[{"role":"user","content":"` + string(bytes.Repeat([]byte("bako "), 64)) + `"}]}`)
+	for _, tc := range []struct {
+		name      string
+		streaming bool
+		resp      []byte
+		chars     int
+	}{
+		{"non-streaming", false, []byte(whole), len("bako tire mune")},
+		{"streaming", true, stream.Bytes(), 16 * len(" bako")},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			url := cannedServer(b, tc.resp)
+			c := New(Options{URL: url + "/v1/chat/completions", Kind: endpoint.Chat, Streaming: tc.streaming, Timeout: time.Minute,
+				MaxConns: 1, Clock: record.NewClock()})
+			defer c.Close()
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				rec := record.Record{XRequestID: "0a1b2c3d-0000-4000-8000-000000000000"}
+				c.Do(ctx, &rec, body)
+				if rec.Err != nil || len(rec.OutputText) != tc.chars {
+					b.Fatalf("%+v %q", rec.Err, rec.OutputText)
+				}
+			}
+		})
+	}
+}
