@@ -180,6 +180,7 @@ func (t *h1Transport) exchange(ctx context.Context, deadline time.Time, pc *h1Co
 		return nil, err
 	}
 	stop := context.AfterFunc(ctx, func() { _ = pc.conn.SetDeadline(aLongTimeAgo) })
+	b := &h1Body{t: t, pc: pc, stop: stop}
 	fail := func(err error) (*http.Response, error) {
 		stop()
 		pc.conn.Close()
@@ -189,13 +190,20 @@ func (t *h1Transport) exchange(ctx context.Context, deadline time.Time, pc *h1Co
 		return nil, err
 	}
 	if err := t.write(pc.conn, requestID, correlationID, body); err != nil {
+		// A server may answer before it has read the whole request (413
+		// for a body over its limit, 401) and close the connection, which
+		// fails the write; its answer is the request's outcome, not the
+		// failed write, when it came (net/http reads it on another
+		// goroutine and often loses that race).
+		if ctx.Err() == nil && t.earlyAnswer(ctx, deadline, pc, b) {
+			return &b.resp, nil
+		}
 		return fail(err)
 	}
 	tr.set(func(h *record.HTTPTrace) *int64 { return &h.WroteRequest })
 	if tr.wrote != nil {
 		tr.wrote()
 	}
-	b := &h1Body{t: t, pc: pc, stop: stop}
 	for {
 		if _, err := pc.br.Peek(1); err != nil {
 			if err == io.EOF {
@@ -213,6 +221,32 @@ func (t *h1Transport) exchange(ctx context.Context, deadline time.Time, pc *h1Co
 		b.start()
 		return &b.resp, nil
 	}
+}
+
+// earlyAnswerWait bounds the wait for a server's answer once writing the
+// request has failed.
+const earlyAnswerWait = 100 * time.Millisecond
+
+// earlyAnswer reads a final answer the server sent before the request's
+// write failed into b, and reports whether there was one; its body is
+// read by the request's deadline. The connection is not reused after it.
+func (t *h1Transport) earlyAnswer(ctx context.Context, deadline time.Time, pc *h1Conn, b *h1Body) bool {
+	_ = pc.conn.SetReadDeadline(time.Now().Add(earlyAnswerWait))
+	for {
+		if err := readResponseHead(pc.br, &b.resp); err != nil {
+			return false
+		}
+		if code := b.resp.StatusCode; code >= 200 || code == http.StatusSwitchingProtocols {
+			break
+		}
+	}
+	_ = pc.conn.SetReadDeadline(deadline)
+	if ctx.Err() != nil {
+		_ = pc.conn.SetDeadline(aLongTimeAgo) // cancelled meanwhile
+	}
+	b.resp.Close = true
+	b.start()
+	return true
 }
 
 // write sends the request (head, per-request headers, body) in one write.

@@ -275,3 +275,52 @@ func readWithH1(raw []byte) ([]byte, int, error) {
 	body.Close()
 	return b, resp.StatusCode, err
 }
+
+// TestEarlyAnswer: a server that answers before it has read the request's
+// body (413 for a body over its limit) and closes the connection makes
+// the client's write fail; the answer it sent is still what the record
+// holds (the status and its text), not a connection error. (net/http's
+// transport reads the answer on one goroutine while another writes, and
+// reports whichever of the answer and the failed write it sees first:
+// here, the failed write in most runs.)
+func TestEarlyAnswer(t *testing.T) {
+	const answer = "request body over the limit"
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer conn.Close()
+				br := bufio.NewReader(conn)
+				if _, err := http.ReadRequest(br); err != nil {
+					return
+				}
+				io.WriteString(conn, "HTTP/1.1 413 Payload Too Large\r\nContent-Type: text/plain\r\nConnection: close\r\nContent-Length: "+
+					strconv.Itoa(len(answer))+"\r\n\r\n"+answer)
+				// Closed with the body unread: the client gets a reset.
+			}()
+		}
+	}()
+	// Far more than the socket buffers take, so the write is still going
+	// when the answer comes.
+	body := bytes.Repeat([]byte("x"), 64<<20)
+	c := New(Options{URL: "http://" + ln.Addr().String(), Kind: endpoint.Chat, Timeout: 10 * time.Second, MaxConns: 1, Clock: record.NewClock()})
+	defer c.Close()
+	for i := range 3 {
+		rec := &record.Record{}
+		c.Do(context.Background(), rec, body)
+		if rec.Err == nil || rec.Err.Code != 413 || rec.Err.Type != "RequestEntityTooLarge" || !strings.Contains(rec.Err.Message, answer) {
+			t.Fatalf("request %d: error %+v, want the server's 413 and its text", i, rec.Err)
+		}
+	}
+	if n := len(c.h1.idle); n != 0 {
+		t.Fatalf("%d idle connections after answers that closed them, want 0", n)
+	}
+}
