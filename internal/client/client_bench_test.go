@@ -18,45 +18,30 @@ import (
 // client's.
 func cannedServer(b *testing.B, resp []byte) string {
 	b.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { ln.Close() })
-	go func() {
+	return "http://" + serveConns(b, func(conn net.Conn) {
+		br := bufio.NewReaderSize(conn, 64<<10)
 		for {
-			conn, err := ln.Accept()
-			if err != nil {
+			length := 0
+			for {
+				line, err := br.ReadSlice('\n')
+				if err != nil {
+					return
+				}
+				if len(line) <= 2 {
+					break
+				}
+				if v, ok := bytes.CutPrefix(line, []byte("Content-Length: ")); ok {
+					length, _ = strconv.Atoi(string(bytes.TrimSpace(v)))
+				}
+			}
+			if _, err := br.Discard(length); err != nil {
 				return
 			}
-			go func() {
-				defer conn.Close()
-				br := bufio.NewReaderSize(conn, 64<<10)
-				for {
-					length := 0
-					for {
-						line, err := br.ReadSlice('\n')
-						if err != nil {
-							return
-						}
-						if len(line) <= 2 {
-							break
-						}
-						if v, ok := bytes.CutPrefix(line, []byte("Content-Length: ")); ok {
-							length, _ = strconv.Atoi(string(bytes.TrimSpace(v)))
-						}
-					}
-					if _, err := br.Discard(length); err != nil {
-						return
-					}
-					if _, err := conn.Write(resp); err != nil {
-						return
-					}
-				}
-			}()
+			if _, err := conn.Write(resp); err != nil {
+				return
+			}
 		}
-	}()
-	return "http://" + ln.Addr().String()
+	})
 }
 
 // BenchmarkDo is one request through the lean transport against a server

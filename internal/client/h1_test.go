@@ -285,33 +285,18 @@ func readWithH1(raw []byte) ([]byte, int, error) {
 // here, the failed write in most runs.)
 func TestEarlyAnswer(t *testing.T) {
 	const answer = "request body over the limit"
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer conn.Close()
-				br := bufio.NewReader(conn)
-				if _, err := http.ReadRequest(br); err != nil {
-					return
-				}
-				io.WriteString(conn, "HTTP/1.1 413 Payload Too Large\r\nContent-Type: text/plain\r\nConnection: close\r\nContent-Length: "+
-					strconv.Itoa(len(answer))+"\r\n\r\n"+answer)
-				// Closed with the body unread: the client gets a reset.
-			}()
+	addr := serveConns(t, func(conn net.Conn) {
+		if _, err := http.ReadRequest(bufio.NewReader(conn)); err != nil {
+			return
 		}
-	}()
+		io.WriteString(conn, "HTTP/1.1 413 Payload Too Large\r\nContent-Type: text/plain\r\nConnection: close\r\nContent-Length: "+
+			strconv.Itoa(len(answer))+"\r\n\r\n"+answer)
+		// Closed with the body unread: the client gets a reset.
+	})
 	// Far more than the socket buffers take, so the write is still going
 	// when the answer comes.
 	body := bytes.Repeat([]byte("x"), 64<<20)
-	c := New(Options{URL: "http://" + ln.Addr().String(), Kind: endpoint.Chat, Timeout: 10 * time.Second, MaxConns: 1, Clock: record.NewClock()})
+	c := New(Options{URL: "http://" + addr, Kind: endpoint.Chat, Timeout: 10 * time.Second, MaxConns: 1, Clock: record.NewClock()})
 	defer c.Close()
 	for i := range 3 {
 		rec := &record.Record{}

@@ -23,14 +23,49 @@ import (
 // independent of the client's.
 func rawServer(t *testing.T, responses [][]string) (url string, requestBytes <-chan int) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
 	sizes := make(chan int, 64)
 	var mu sync.Mutex
 	next := 0
+	addr := serveConns(t, func(conn net.Conn) {
+		cr := &countReader{r: conn}
+		br := bufio.NewReader(cr)
+		for {
+			req, err := http.ReadRequest(br)
+			if err != nil {
+				return
+			}
+			if _, err := io.Copy(io.Discard, req.Body); err != nil {
+				return
+			}
+			// Everything buffered belongs to this request: the
+			// client sends the next only after this answer.
+			sizes <- cr.n - br.Buffered()
+			cr.n = br.Buffered()
+			mu.Lock()
+			pieces := responses[next%len(responses)]
+			next++
+			mu.Unlock()
+			for _, p := range pieces {
+				if _, err := io.WriteString(conn, p); err != nil {
+					return
+				}
+				time.Sleep(2 * time.Millisecond)
+			}
+		}
+	})
+	return "http://" + addr + "/v1/chat/completions", sizes
+}
+
+// serveConns listens on a loopback port, runs handle on each connection
+// accepted (on a goroutine of its own, closing the connection after it)
+// until the test ends, and returns the address.
+func serveConns(tb testing.TB, handle func(net.Conn)) string {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { ln.Close() })
 	go func() {
 		for {
 			conn, err := ln.Accept()
@@ -39,35 +74,11 @@ func rawServer(t *testing.T, responses [][]string) (url string, requestBytes <-c
 			}
 			go func() {
 				defer conn.Close()
-				cr := &countReader{r: conn}
-				br := bufio.NewReader(cr)
-				for {
-					req, err := http.ReadRequest(br)
-					if err != nil {
-						return
-					}
-					if _, err := io.Copy(io.Discard, req.Body); err != nil {
-						return
-					}
-					// Everything buffered belongs to this request: the
-					// client sends the next only after this answer.
-					sizes <- cr.n - br.Buffered()
-					cr.n = br.Buffered()
-					mu.Lock()
-					pieces := responses[next%len(responses)]
-					next++
-					mu.Unlock()
-					for _, p := range pieces {
-						if _, err := io.WriteString(conn, p); err != nil {
-							return
-						}
-						time.Sleep(2 * time.Millisecond)
-					}
-				}
+				handle(conn)
 			}()
 		}
 	}()
-	return "http://" + ln.Addr().String() + "/v1/chat/completions", sizes
+	return ln.Addr().String()
 }
 
 type countReader struct {
