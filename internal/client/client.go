@@ -80,29 +80,11 @@ type responseReader struct {
 	// scratch takes what follows a stream's end (drain).
 	scratch [512]byte
 	// body holds a whole (non-streamed) response while it is decoded.
-	body []byte
+	body bytes.Buffer
 }
 
 // maxPooledBody is the largest response buffer kept for the next response.
 const maxPooledBody = 1 << 20
-
-// readAll appends what r yields to dst until its end (io.ReadAll into a
-// buffer of the caller's).
-func readAll(dst []byte, r io.Reader) ([]byte, error) {
-	for {
-		if len(dst) == cap(dst) {
-			dst = append(dst, 0)[:len(dst)]
-		}
-		n, err := r.Read(dst[len(dst):cap(dst)])
-		dst = dst[:len(dst)+n]
-		if err == io.EOF {
-			return dst, nil
-		}
-		if err != nil {
-			return dst, err
-		}
-	}
-}
 
 // errTimeout marks a request that ran past Options.Timeout.
 var errTimeout = errors.New("request timed out")
@@ -246,6 +228,9 @@ func (c *Client) DoCancelAfter(ctx context.Context, rec *record.Record, body []b
 	rr := c.readers.Get().(*responseReader)
 	defer func() {
 		rr.head.r = nil // let the response go
+		if rr.body.Cap() > maxPooledBody {
+			rr.body = bytes.Buffer{} // a rare large body is not kept
+		}
 		c.readers.Put(rr)
 	}()
 	if c.opts.Streaming {
@@ -447,10 +432,9 @@ func (c *Client) readStream(a attempt, rec *record.Record, rr *responseReader) {
 
 func (c *Client) readWhole(a attempt, rec *record.Record, body io.Reader, rr *responseReader) {
 	clock := c.opts.Clock
-	data, err := readAll(rr.body[:0], body)
-	if cap(data) <= maxPooledBody {
-		rr.body = data
-	}
+	rr.body.Reset()
+	_, err := rr.body.ReadFrom(body)
+	data := rr.body.Bytes()
 	dec := rr.dec
 	now := clock.Now()
 	rec.Trace.LastByte = now

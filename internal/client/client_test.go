@@ -332,7 +332,7 @@ func TestTimeoutEachTransport(t *testing.T) {
 	for _, stdlib := range []bool{false, true} {
 		for _, at := range []string{"head", "stream"} {
 			t.Run(fmt.Sprintf("stdlib=%v/%s", stdlib, at), func(t *testing.T) {
-				c := New(Options{URL: srv.URL + "/?at=" + at, Kind: endpoint.Chat, Streaming: true, Timeout: 150 * time.Millisecond,
+				c := New(Options{URL: srv.URL + "/?at=" + at, Kind: endpoint.Chat, Streaming: true, Timeout: 300 * time.Millisecond,
 					MaxConns: 1, Clock: record.NewClock(), StdlibTransport: stdlib})
 				defer c.Close()
 				slow.Store(true)
@@ -343,8 +343,8 @@ func TestTimeoutEachTransport(t *testing.T) {
 				if rec.Err == nil || rec.Err.Type != record.ErrTimeout || rec.Err.Code != 408 || rec.Cancelled {
 					t.Fatalf("error %+v cancelled %v, want a timeout", rec.Err, rec.Cancelled)
 				}
-				if took < 150*time.Millisecond || took > 1500*time.Millisecond {
-					t.Fatalf("timed out after %v, want about 150 ms", took)
+				if took < 300*time.Millisecond || took > 1500*time.Millisecond {
+					t.Fatalf("timed out after %v, want about 300 ms", took)
 				}
 				if want := map[string]string{"head": "", "stream": "part"}[at]; rec.OutputText != want {
 					t.Fatalf("partial output %q, want %q", rec.OutputText, want)
