@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -38,6 +39,17 @@ type Options struct {
 	// Users are Basic auth credentials by URL (from user:pw@ in a URL,
 	// which is never shown); an endpoint without one sends none.
 	Users map[string]*url.Userinfo
+	// Subject names what is collected in warnings ("Server metrics", the
+	// default; "GPU telemetry") and Suppress the flag that turns it off
+	// ("--no-server-metrics", the default).
+	Subject, Suppress string
+	// Optional are URLs probed in case something answers there (AIPerf's
+	// default DCGM exporter ports): one that does not answer its first
+	// scrape is dropped without a warning.
+	Optional map[string]bool
+	// NoFallback turns off the TensorRT-LLM /prometheus/metrics probe for
+	// non-Prometheus answers (a DCGM exporter has no such path).
+	NoFallback bool
 }
 
 // stoppedAfter is how many intervals without an answer make an endpoint
@@ -124,6 +136,9 @@ func NewCollector(opts Options) *Collector {
 	if opts.Log == nil {
 		opts.Log = io.Discard
 	}
+	if opts.Subject == "" {
+		opts.Subject, opts.Suppress = "Server metrics", "--no-server-metrics"
+	}
 	c := &Collector{opts: opts, hashSeed: maphash.MakeSeed(), hc: &http.Client{Transport: &http.Transport{
 		DialContext:         (&net.Dialer{Timeout: opts.ReachabilityTimeout}).DialContext,
 		MaxIdleConnsPerHost: 2,
@@ -195,8 +210,8 @@ func (c *Collector) watch(ctx context.Context) {
 		}
 		for _, e := range c.endpoints {
 			if e.live.Load() != nil && c.stalled(e) && !e.stalled.Swap(true) {
-				c.logf("WARNING  Server metrics endpoint %s has not answered for %d intervals (%v); its statistics cover only the time it answered. Still retrying on schedule.",
-					e.url, stoppedAfter, time.Duration(stoppedAfter)*c.opts.Interval)
+				c.logf("WARNING  %s endpoint %s has not answered for %d intervals (%v); its statistics cover only the time it answered. Still retrying on schedule.",
+					c.opts.Subject, e.url, stoppedAfter, time.Duration(stoppedAfter)*c.opts.Interval)
 			}
 		}
 	}
@@ -336,7 +351,9 @@ func (c *Collector) scrape(ctx context.Context, e *endpoint, first bool) bool {
 		e.consecutive++
 		if first {
 			e.setDisabled()
-			c.logf("WARNING  Server metrics endpoint %s did not answer its first scrape (%v); not collecting from it. To suppress this warning, pass --no-server-metrics.", e.url, err)
+			if !c.opts.Optional[e.configured] {
+				c.logf("WARNING  %s endpoint %s did not answer its first scrape (%v); not collecting from it. To suppress this warning, pass %s.", c.opts.Subject, e.url, err, c.opts.Suppress)
+			}
 		}
 		return false
 	}
@@ -349,11 +366,11 @@ func (c *Collector) scrape(ctx context.Context, e *endpoint, first bool) bool {
 // notPrometheus handles a non-Prometheus answer: probe the TensorRT-LLM
 // path once and switch to it, or disable the endpoint with one warning.
 func (c *Collector) notPrometheus(ctx context.Context, e *endpoint, cause error) (*Snapshot, error) {
-	if !e.probed {
+	if !e.probed && !c.opts.NoFallback {
 		e.probed = true
 		if alt, ok := fallbackURL(e.url); ok {
 			if snap, err := fetch(ctx, c.hc, c.opts.Clock, alt, e); err == nil {
-				c.logf("INFO  Server metrics endpoint %s is not Prometheus; using %s instead.", e.url, alt)
+				c.logf("INFO  %s endpoint %s is not Prometheus; using %s instead.", c.opts.Subject, e.url, alt)
 				e.url = alt
 				e.live.Store(&alt)
 				return snap, nil
@@ -362,7 +379,9 @@ func (c *Collector) notPrometheus(ctx context.Context, e *endpoint, cause error)
 	}
 	e.setDisabled()
 	e.info.Failures++
-	c.logf("%s", disableWarning(e.url, cause))
+	if !c.opts.Optional[e.configured] {
+		c.logf("%s", disableWarning(c.opts.Subject, c.opts.Suppress, e.url, cause))
+	}
 	return nil, cause
 }
 
@@ -373,7 +392,7 @@ func (c *Collector) record(e *endpoint, snap *Snapshot) {
 				e.nonFiniteWarned = map[string]bool{}
 			}
 			e.nonFiniteWarned[f.Name] = true
-			c.logf("WARNING  Server metric %s from %s has NaN or infinite values; those samples are left out of its statistics (warned once per metric).", f.Name, e.url)
+			c.logf("WARNING  %s %s from %s has NaN or infinite values; those samples are left out of its statistics (warned once per metric).", strings.TrimSuffix(c.opts.Subject, "s"), f.Name, e.url)
 		}
 	}
 	ts := snap.TimestampNs()

@@ -98,8 +98,8 @@ func fallbackURL(target string) (string, bool) {
 }
 
 // Warning texts a person sees once per endpoint.
-func disableWarning(target string, err error) string {
-	return fmt.Sprintf("WARNING  Disabling server metrics collection for %s: %v. To suppress this warning, pass --no-server-metrics.", target, unwrapScrape(err))
+func disableWarning(subject, suppress, target string, err error) string {
+	return fmt.Sprintf("WARNING  Disabling %s collection for %s: %v. To suppress this warning, pass %s.", strings.ToLower(subject), target, unwrapScrape(err), suppress)
 }
 
 func unwrapScrape(err error) string {
