@@ -59,6 +59,12 @@ type Config struct {
 	// MetricsReplay serves these exposition files, one per scrape, staying
 	// on the last, instead of live metrics.
 	MetricsReplay []string
+
+	// GPUs is how many simulated GPUs serve the model, tensor parallel, and
+	// report to a DCGM exporter of their own (0: none).
+	GPUs int
+	// GPUPower is what those GPUs draw.
+	GPUPower GPUPowerProfile
 }
 
 // DefaultConfig is a quick, realistic-looking server.
@@ -71,6 +77,7 @@ func DefaultConfig() Config {
 		PrefixCaching:  true,
 		Seed:           1,
 		MetricsProfile: "vllm",
+		GPUPower:       DefaultGPUPowerProfile(),
 	}
 }
 
@@ -95,6 +102,12 @@ func (c Config) Validate() error {
 		if _, ok := lookupFault(r.Name); !ok || r.Every < 1 {
 			return fmt.Errorf("mock server fault %q every %d: unknown fault or count below 1", r.Name, r.Every)
 		}
+	}
+	if c.GPUs < 0 || c.GPUs > gpuMaxGPUs {
+		return fmt.Errorf("mock server GPUs %d: must be between 0 and %d", c.GPUs, gpuMaxGPUs)
+	}
+	if p := c.GPUPower; p.IdleWatts < 0 || p.IdleStepWatts < 0 || p.SeqWatts < 0 || p.TokenJoules < 0 {
+		return errors.New("mock server GPU power profile cannot be negative")
 	}
 	if c.KVCacheTokens < 1 {
 		return errors.New("mock server kv cache must hold at least 1 token")
@@ -130,6 +143,7 @@ func (c *Config) BindFlags(fs *flag.FlagSet, prefix string) {
 	fs.Var((*msValue)(&c.MetricsDelay), prefix+"metrics-delay-ms", "delay every /metrics answer, ms")
 	fs.IntVar(&c.MetricsDieAfter, prefix+"metrics-die-after", c.MetricsDieAfter, "drop the connection of every /metrics scrape after the Nth (0: never)")
 	fs.IntVar(&c.MetricsResetAfter, prefix+"metrics-reset-after", c.MetricsResetAfter, "reset the counters after the Nth /metrics scrape (0: never)")
+	fs.IntVar(&c.GPUs, prefix+"gpus", c.GPUs, "simulated GPUs serving the model, with a DCGM exporter of their own (0: none)")
 	fs.Func(prefix+"metrics-replay", "serve these Prometheus exposition files (comma-separated), one per scrape, instead of live metrics", func(v string) error {
 		for _, f := range strings.Split(v, ",") {
 			if f = strings.TrimSpace(f); f != "" {

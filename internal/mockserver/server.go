@@ -43,6 +43,7 @@ type Server struct {
 	replay  [][]byte
 	mux     *http.ServeMux
 	prefix  *prefixCache
+	gpu     *gpuMeter // nil without simulated GPUs
 }
 
 // engineSet is a live engine with the registry behind its /metrics;
@@ -69,6 +70,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, lang: cfg.Language, prefix: newPrefixCache(cfg.KVCacheTokens)}
+	s.gpu = newGPUMeter(cfg.GPUs, cfg.GPUPower, cfg.Seed, time.Now())
 	if s.lang == nil {
 		s.lang = words{}
 	}
@@ -141,11 +143,20 @@ func (s *Server) Requests() uint64 { return s.seq.Load() }
 // Start serves on addr (for example "127.0.0.1:0") until ctx ends or stop is
 // called, and returns the base URL it listens on.
 func (s *Server) Start(ctx context.Context, addr string) (baseURL string, stop func(), err error) {
+	baseURL, stop, err = listenAndServe(ctx, addr, s.mux)
+	if err != nil {
+		return "", nil, fmt.Errorf("mock server: %w", err)
+	}
+	return baseURL, stop, nil
+}
+
+// listenAndServe serves h on addr until ctx ends or stop is called.
+func listenAndServe(ctx context.Context, addr string, h http.Handler) (baseURL string, stop func(), err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return "", nil, fmt.Errorf("mock server listen on %s: %w", addr, err)
+		return "", nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
-	srv := &http.Server{Handler: s.mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -281,6 +292,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, kind api) {
 	}
 	admitted := time.Now()
 	s.state.running.Add(1)
+	s.gpu.change(admitted, 1)
 	s.state.kvTokens.Add(int64(promptTokens))
 	kv := int64(promptTokens)
 	// The engine retires a request when its last token is generated, before
@@ -293,6 +305,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, kind api) {
 		}
 		released = true
 		s.state.running.Add(-1)
+		s.gpu.change(time.Now(), -1)
 		s.state.kvTokens.Add(-kv)
 		if s.slots != nil {
 			<-s.slots
@@ -420,6 +433,7 @@ func (g *generation) run(ctx context.Context, arrival, admitted time.Time) {
 		}
 		prev = now
 		g.s.state.kvTokens.Add(1)
+		g.s.gpu.token()
 		*g.kv++
 		if g.stream {
 			if g.truncate && i == g.outTokens/2 {
