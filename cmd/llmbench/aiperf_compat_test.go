@@ -63,7 +63,7 @@ var (
 		"min_request_timestamp":  "INTERNAL in the newest AIPerf",
 		"max_response_timestamp": "INTERNAL in the newest AIPerf",
 		"prefill_throughput":     "renamed prefill_throughput_per_user (tokens/sec/user)",
-		"telemetry_data":         "GPU telemetry: llmbench collects none",
+		"telemetry_data":         "written only when a DCGM exporter answered (this run has no GPUs; TestGPUEnergyAgainstPowerModel reads it)",
 	}
 	// Statistics the newest adds to every record metric (schema 1.1).
 	addedStats = []string{"count", "sum"}

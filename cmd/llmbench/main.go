@@ -295,6 +295,14 @@ func printResults(stdout io.Writer, res *benchmark.Result) {
 	if sm := ui.ServerMetrics(res.ServerMetrics); sm != "" {
 		fmt.Fprint(stdout, "\n"+sm)
 	}
+	if res.ShowGPUTables {
+		if gt := ui.GPUTelemetry(res.GPUTelemetry); gt != "" {
+			fmt.Fprint(stdout, "\n"+gt)
+		}
+	}
+	if pe := ui.PowerEfficiency(res.Summary.Results); pe != "" {
+		fmt.Fprint(stdout, "\n"+pe)
+	}
 	if n := res.Summary.Results.OSLMismatches; n > 0 {
 		fmt.Fprintf(stdout, "\nWARNING  %d requests got an output length off the requested --osl (beyond min(5%%, 50 tokens)): "+
 			"the server stopped early or ran long. To make it honour max_tokens, try --extra-inputs ignore_eos:true "+
@@ -344,6 +352,7 @@ func mockServer(args []string, stderr io.Writer) int {
 	cfg.BindFlags(fs, "")
 	host := fs.String("host", "127.0.0.1", "address to listen on")
 	port := fs.Int("port", 8000, "port to listen on")
+	gpuPort := fs.Int("gpu-port", 9400, "with --gpus: port of the simulated DCGM exporter's /metrics (9400 is dcgm-exporter's, which llmbench and AIPerf probe by default)")
 	tokName := fs.String("tokenizer", tokenizer.BuiltinName, "tokenizer the server counts and writes with (as llmbench profile's --tokenizer); match the client's")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -372,6 +381,16 @@ func mockServer(args []string, stderr io.Writer) int {
 		return exitFailed
 	}
 	fmt.Fprintf(stderr, "llmbench mock-server: serving on %s (chat, completions, /v1/models, /health, /metrics); Ctrl-C to stop\n", url)
+	if cfg.GPUs > 0 {
+		gpuURL, stopGPUs, err := srv.StartGPUs(ctx, fmt.Sprintf("%s:%d", *host, *gpuPort))
+		if err != nil {
+			stopServer()
+			fmt.Fprintf(stderr, "llmbench mock-server: %v\n", err)
+			return exitFailed
+		}
+		defer stopGPUs()
+		fmt.Fprintf(stderr, "llmbench mock-server: %d simulated GPUs as a DCGM exporter at %s\n", cfg.GPUs, gpuURL)
+	}
 	<-ctx.Done()
 	stopServer()
 	return exitOK

@@ -10,11 +10,13 @@ import (
 	"io"
 	"math/rand/v2"
 	"runtime"
+	"sync"
 	"time"
 
 	"github.com/llmbench/llmbench/internal/clientload"
 	"github.com/llmbench/llmbench/internal/config"
 	"github.com/llmbench/llmbench/internal/export"
+	"github.com/llmbench/llmbench/internal/gputelemetry"
 	"github.com/llmbench/llmbench/internal/mockserver"
 	"github.com/llmbench/llmbench/internal/record"
 	"github.com/llmbench/llmbench/internal/schedule"
@@ -64,6 +66,10 @@ type Result struct {
 	ServerURLs []string
 	// ServerMetrics are the aggregated server metrics, when collected.
 	ServerMetrics []servermetrics.Metric
+	// GPUTelemetry is the GPUs' statistics and energy, when any GPU was
+	// seen; ShowGPUTables says whether the per-GPU tables were asked for.
+	GPUTelemetry  *gputelemetry.Report
+	ShowGPUTables bool
 }
 
 // clientLoadInterval is how often the client's own CPU use and timer
@@ -96,7 +102,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if mock.Language == nil {
 		mock.Language = corpus // the built-in server speaks the client's tokenizer
 	}
-	targets, stopTargets, err := startTargets(p, mock, opts.Log)
+	targets, gpuURLs, stopTargets, err := startTargets(p, mock, opts.Log)
 	if err != nil {
 		return nil, err
 	}
@@ -110,6 +116,11 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		return nil, err
 	}
 	sm, err := startServerMetrics(ctx, p, targets, dir, clock, opts.Log)
+	if err != nil {
+		_ = records.Close()
+		return nil, err
+	}
+	gpu, err := startGPUTelemetry(ctx, p, gpuURLs, dir, clock, opts.Log)
 	if err != nil {
 		_ = records.Close()
 		return nil, err
@@ -133,8 +144,11 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	})
 	defer stopWatch()
 	runtime.GC() // the tokenizer's and inputs' garbage, collected before the load, not during it
+	if gpu != nil && !hasWarmup(p) {
+		gpu.referenceReading(ctx)
+	}
 	load := clientload.Start(clientLoadInterval)
-	outcome, runErr := schedule.Run(ctx, plan, newRequester(p, in, cl, tok, clock, &counters, col, seed).send, win.observer(ctx, sm, p.ServerMetrics.Interval))
+	outcome, runErr := schedule.Run(ctx, plan, newRequester(p, in, cl, tok, clock, &counters, col, seed).send, win.observer(ctx, sm, gpu, p.ServerMetrics.Interval))
 	clientLoad := load.Stop()
 	results, writeErr := col.finish()
 	stopProgress()
@@ -145,20 +159,33 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	}
 	win.close()
 
-	// Finish: the final scrape, then every export.
-	var smErr error
+	// Finish: the final scrapes, then every export.
+	var smErr, gpuErr error
+	var finishing sync.WaitGroup
 	if sm != nil {
-		smErr = sm.finish(ctx, opts.Abort)
+		finishing.Go(func() { smErr = sm.finish(ctx, opts.Abort) })
+	}
+	if gpu != nil {
+		finishing.Go(func() { gpuErr = gpu.finish(ctx, opts.Abort) })
+	}
+	finishing.Wait()
+	var telemetry *gputelemetry.Report
+	if gpu != nil {
+		telemetry = gpu.summarize(win, opts.Log)
+		results.Metrics = append(results.Metrics, energyMetrics(telemetry, results, p)...)
 	}
 	closeErr := records.Close()
 	benchmarkID := record.UUID(rand.Uint64(), rand.Uint64())
 	summary := export.Summary{
 		Version: opts.Version, BenchmarkID: benchmarkID,
 		Results: results, WasCancelled: outcome.Cancelled, Start: win.start, End: win.end,
-		InputConfig: p.Redacted(), ClientLoad: &clientLoad,
+		InputConfig: p.Redacted(), ClientLoad: &clientLoad, Telemetry: telemetry,
 		RunInfo: export.RunInfo{BenchmarkID: benchmarkID, RandomSeed: p.Input.RandomSeed, Trial: opts.Trial, RunLabel: opts.RunLabel, CLICommand: p.CLICommand},
 	}
-	res := &Result{Summary: summary, ArtifactDir: dir, ServerURLs: bases(targets), Files: []string{names.Records}, ProfileJSON: names.ProfileJSON}
+	res := &Result{Summary: summary, ArtifactDir: dir, ServerURLs: bases(targets), Files: []string{names.Records}, ProfileJSON: names.ProfileJSON, GPUTelemetry: telemetry}
+	if gpu != nil {
+		res.Files, res.ShowGPUTables = append(res.Files, gpu.files()...), gpu.show
+	}
 	if err := writeExports(dir, names, summary, in.inputsJSON, col.timeslices(win.endNs), res); err != nil {
 		return res, err
 	}
@@ -172,7 +199,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 			return res, err
 		}
 	}
-	for _, err := range []error{runErr, writeErr, closeErr, smErr} {
+	for _, err := range []error{runErr, writeErr, closeErr, smErr, gpuErr} {
 		if err != nil {
 			return res, err
 		}
@@ -201,13 +228,17 @@ func writeExports(dir string, names export.Files, s export.Summary, sessions []e
 	if err != nil {
 		return err
 	}
+	profileCSV := export.ProfileCSV(s.Results)
+	if s.Telemetry != nil {
+		profileCSV = append(profileCSV, export.TelemetryCSV(*s.Telemetry)...)
+	}
 	type file struct {
 		name string
 		data []byte
 	}
 	files := []file{
 		{names.ProfileJSON, j},
-		{names.ProfileCSV, export.ProfileCSV(s.Results)},
+		{names.ProfileCSV, profileCSV},
 		{names.Inputs, inputs},
 	}
 	if slices != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/llmbench/llmbench/internal/config"
 	"github.com/llmbench/llmbench/internal/record"
 	"github.com/llmbench/llmbench/internal/schedule"
+	"github.com/llmbench/llmbench/internal/scrape"
 	"github.com/llmbench/llmbench/internal/ui"
 )
 
@@ -49,9 +50,17 @@ type window struct {
 	profilingStart atomic.Int64
 }
 
-// observer records the profiling window and takes the server-metrics
-// checkpoint at the warm-up/profiling boundary.
-func (w *window) observer(ctx context.Context, sm *serverMetrics, interval time.Duration) schedule.Observer {
+// observer records the profiling window and takes the checkpoints: server
+// metrics and GPU telemetry at the warm-up/profiling boundary, GPU
+// telemetry again when profiling ends (its counters are read at both).
+func (w *window) observer(ctx context.Context, sm *serverMetrics, gpu *gpuTelemetry, interval time.Duration) schedule.Observer {
+	var collectors []*scrape.Collector
+	if sm != nil {
+		collectors = append(collectors, sm.collector)
+	}
+	if gpu != nil {
+		collectors = append(collectors, gpu.collector)
+	}
 	return schedule.Observer{
 		PhaseStart: func(ph record.Phase, t time.Time) {
 			if ph == record.PhaseProfiling {
@@ -64,14 +73,23 @@ func (w *window) observer(ctx context.Context, sm *serverMetrics, interval time.
 			switch {
 			case ph == record.PhaseProfiling:
 				w.end, w.endNs = t, w.clock.Wall(w.clock.Perf(t))
-			case ph == record.PhaseWarmup && sm != nil:
+				if gpu != nil {
+					// The energy counters' end reading, milliseconds after
+					// the end rather than up to an interval before it.
+					gpu.collector.Checkpoint(ctx, checkpointWait)
+				}
+			case ph == record.PhaseWarmup:
 				// The reference for profiling deltas: the state right now.
 				// Profiling waits for it up to a second (or one interval,
 				// if longer): a checkpoint answered after profiling began
 				// cannot be the reference, and the scrape before it would
 				// count the last warm-up requests in. A healthy endpoint
 				// answers in milliseconds; a slow one delays the start.
-				sm.collector.Checkpoint(ctx, max(interval, checkpointWait))
+				var wg sync.WaitGroup
+				for _, c := range collectors {
+					wg.Go(func() { c.Checkpoint(ctx, max(interval, checkpointWait)) })
+				}
+				wg.Wait()
 			}
 		},
 	}

@@ -28,8 +28,9 @@ type target struct {
 }
 
 // startTargets returns the servers to benchmark: every --url, or the
-// built-in server started for the run. stop shuts the built-in server down.
-func startTargets(p config.Profile, mock mockserver.Config, log io.Writer) (targets []target, stop func(), err error) {
+// built-in server started for the run, with the DCGM exporter URL it
+// poses as when it simulates GPUs. stop shuts the built-in server down.
+func startTargets(p config.Profile, mock mockserver.Config, log io.Writer) (targets []target, gpuURLs []string, stop func(), err error) {
 	if !p.Endpoint.Mock {
 		if n := len(p.Endpoint.URLs); n > 1 {
 			fmt.Fprintf(log, "Load balancing: %d URLs, %s (request n goes to URL n mod %d)\n", n, p.Endpoint.URLStrategy, n)
@@ -38,24 +39,32 @@ func startTargets(p config.Profile, mock mockserver.Config, log io.Writer) (targ
 			// A server being waited for may not listen yet.
 			if p.Endpoint.WaitForModel == 0 {
 				if err := checkListening(base); err != nil {
-					return nil, nil, err
+					return nil, nil, nil, err
 				}
 			}
 			targets = append(targets, target{base: base, user: p.Endpoint.Users[i]})
 		}
-		return targets, func() {}, nil
+		return targets, nil, func() {}, nil
 	}
 	srv, err := mockserver.New(mock)
 	if err != nil {
-		return nil, nil, fmt.Errorf("start the built-in server: %w", err)
+		return nil, nil, nil, fmt.Errorf("start the built-in server: %w", err)
 	}
 	// The server outlives the run's context so that requests cancelled by
 	// Ctrl-C end on the client side, where they are recorded.
-	base, stop, err := srv.Start(context.Background(), "127.0.0.1:0")
+	base, stopServer, err := srv.Start(context.Background(), "127.0.0.1:0")
 	if err != nil {
-		return nil, nil, fmt.Errorf("start the built-in server: %w", err)
+		return nil, nil, nil, fmt.Errorf("start the built-in server: %w", err)
 	}
-	return []target{{base: base}}, stop, nil
+	if mock.GPUs == 0 {
+		return []target{{base: base}}, nil, stopServer, nil
+	}
+	gpuURL, stopGPUs, err := srv.StartGPUs(context.Background(), "127.0.0.1:0")
+	if err != nil {
+		stopServer()
+		return nil, nil, nil, fmt.Errorf("start the built-in server's DCGM exporter: %w", err)
+	}
+	return []target{{base: base}}, []string{gpuURL}, func() { stopGPUs(); stopServer() }, nil
 }
 
 // bases are the targets' base URLs.

@@ -59,6 +59,7 @@ type Profile struct {
 	Tokenizer     Tokenizer     `json:"tokenizer"`
 	Output        Output        `json:"output"`
 	ServerMetrics ServerMetrics `json:"server_metrics"`
+	GPUTelemetry  GPUTelemetry  `json:"gpu_telemetry"`
 	MultiRun      MultiRun      `json:"multi_run"`
 	// Goodput is --goodput as given ("time_to_first_token:200 …");
 	// SLOs its parsed objectives.
@@ -325,6 +326,7 @@ func Default() Profile {
 			Flush:               2 * time.Second,
 			ReachabilityTimeout: 10 * time.Second,
 		},
+		GPUTelemetry: defaultGPUTelemetry(),
 	}
 }
 
@@ -371,7 +373,7 @@ func (p *Profile) ApplyEnv(lookup func(string) (string, bool)) error {
 	if p.ServerMetrics.Interval <= 0 {
 		return errors.New("AIPERF_SERVER_METRICS_COLLECTION_INTERVAL must be positive")
 	}
-	return nil
+	return p.GPUTelemetry.applyEnv(lookup)
 }
 
 // Finish validates p, fills in derived defaults and returns the first
@@ -546,6 +548,9 @@ func (p *Profile) Finish() error {
 	}
 	if sm.SliceSeconds < 0 {
 		return errors.New("--slice-duration cannot be negative")
+	}
+	if err := p.GPUTelemetry.finish(); err != nil {
+		return err
 	}
 	for i, u := range sm.URLs {
 		n, user, err := NormalizeMetricsURL(u)

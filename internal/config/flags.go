@@ -101,6 +101,10 @@ func BindFlags(fs *flag.FlagSet, p *Profile) *Flags {
 	f.vars(boolValue{&sm.Disabled}, "Do not collect server metrics.", "no-server-metrics")
 	f.vars(&replaceList{list: &sm.Formats}, "Server metrics export formats: json csv jsonl parquet (default json csv parquet).", "server-metrics-formats")
 	f.vars((*stringValue)(&sm.HistogramEstimator), "How server histograms' p*_estimate are computed: interval-fit (fits each bucket's mean to every scrape interval; the default), aiperf (AIPerf's polynomial estimator, for comparing with AIPerf runs) or linear (Prometheus' histogram_quantile).", "histogram-estimator", "server-metrics-histogram-estimator")
+	gt := &p.GPUTelemetry
+	f.vars(gpuTelemetryItems{gt}, "Show GPU telemetry after the run; optionally with items: DCGM exporter URLs (host:port or http://…/metrics), a custom DCGM metrics .csv file, dashboard. Without it, telemetry is still collected from the default DCGM exporters (localhost:9400 and :9401) when they answer, and exported.", "gpu-telemetry")
+	f.vars(boolValue{&gt.Disabled}, "Do not collect GPU telemetry.", "no-gpu-telemetry")
+	f.vars((*stringValue)(&gt.CounterWindow), "How GPU counters (energy) are measured over the profiling window: exact (read at its start and end, counted across resets; the default) or aiperf (AIPerf's: last reading up to 0.666 s after the end minus the last before the start, clamped at 0).", "gpu-counter-window")
 	f.vars((*floatValue)(&sm.SliceSeconds), "Time-slice length in seconds for the client and server metrics statistics (0: none).", "slice-duration")
 	return f
 }
@@ -132,7 +136,7 @@ func (n negatedBool) IsBoolFlag() bool { return true }
 
 // ListFlags are the flags that take several space-separated values
 // (--server-metrics URL URL …); ExpandListArgs rewrites them for package flag.
-var ListFlags = []string{"server-metrics", "server-metrics-formats", "url", "u"}
+var ListFlags = []string{"server-metrics", "server-metrics-formats", "url", "u", "gpu-telemetry"}
 
 // ExpandListArgs rewrites "--flag a b c" into "--flag=a --flag=b --flag=c"
 // for the given multi-value flags: values run until the next argument that

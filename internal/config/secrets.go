@@ -26,6 +26,7 @@ func (p Profile) Redacted() Profile {
 	p.Endpoint.URLs = append([]string(nil), p.Endpoint.URLs...)
 	p.Endpoint.Users = nil
 	p.ServerMetrics.Users = nil
+	p.GPUTelemetry.Users = nil
 	return p
 }
 
@@ -150,6 +151,9 @@ func NewRedactor(p Profile) *Redactor {
 	}
 	users := slices.Clone(p.Endpoint.Users)
 	for _, u := range p.ServerMetrics.Users {
+		users = append(users, u)
+	}
+	for _, u := range p.GPUTelemetry.Users {
 		users = append(users, u)
 	}
 	for _, u := range users {

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/llmbench/llmbench/internal/clientload"
+	"github.com/llmbench/llmbench/internal/gputelemetry"
 	"github.com/llmbench/llmbench/internal/metrics"
 	"github.com/llmbench/llmbench/internal/stats"
 )
@@ -63,6 +64,9 @@ type Summary struct {
 	RunInfo     RunInfo
 	// ClientLoad is the client's own load during the run (llmbench's).
 	ClientLoad *clientload.Report
+	// Telemetry is the GPU telemetry (telemetry_data); nil when no GPU
+	// was seen.
+	Telemetry *gputelemetry.Report
 }
 
 // RunInfo is AIPerf's run_info block: what identifies this run.
@@ -185,6 +189,9 @@ func ProfileJSON(s Summary) ([]byte, error) {
 	declared, others := splitMetrics(&s.Results)
 	for _, r := range declared {
 		field(r.Def.Tag, appendMetric(nil, r))
+	}
+	if s.Telemetry != nil {
+		field("telemetry_data", TelemetryJSON(*s.Telemetry))
 	}
 	cfg, err := indentedJSON("input config", s.InputConfig)
 	if err != nil {

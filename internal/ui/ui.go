@@ -82,34 +82,8 @@ func Table(rs metrics.Results, title string) string {
 		}
 		rows = append(rows, append(row, num(d.Std)))
 	}
-	widths := make([]int, len(header))
-	for _, row := range rows {
-		for i, cell := range row {
-			widths[i] = max(widths[i], len([]rune(cell)))
-		}
-	}
-	total := len(widths) - 1
-	for _, w := range widths {
-		total += w + 2
-	}
-	b.WriteString(center(title, total) + "\n")
-	rule := strings.Repeat("─", total)
-	b.WriteString(rule + "\n")
-	for i, row := range rows {
-		for j, cell := range row {
-			pad := widths[j] - len([]rune(cell))
-			if j == 0 {
-				b.WriteString(" " + cell + strings.Repeat(" ", pad) + " ")
-			} else {
-				b.WriteString("  " + strings.Repeat(" ", pad) + cell)
-			}
-		}
-		b.WriteString("\n")
-		if i == 0 {
-			b.WriteString(rule + "\n")
-		}
-	}
-	b.WriteString(rule + "\n")
+	b.WriteString(grid(title, rows))
+	rule := strings.Repeat("─", gridWidth(rows))
 	for _, r := range rs.Metrics {
 		if r.Dist != nil || (r.Def.Has(metrics.NoConsole) && r.Def.Tag != "benchmark_duration") {
 			continue
@@ -150,4 +124,51 @@ func oneLine(s string, n int) string {
 		return string(r[:n]) + "…"
 	}
 	return s
+}
+
+// grid renders rows (the first the header) as a titled table with the
+// first column left-aligned and the rest right-aligned.
+func grid(title string, rows [][]string) string {
+	widths := columnWidths(rows)
+	total := gridWidth(rows)
+	var b strings.Builder
+	b.WriteString(center(title, total) + "\n")
+	rule := strings.Repeat("─", total)
+	b.WriteString(rule + "\n")
+	for i, row := range rows {
+		for j, cell := range row {
+			pad := widths[j] - len([]rune(cell))
+			if j == 0 {
+				b.WriteString(" " + cell + strings.Repeat(" ", pad) + " ")
+			} else {
+				b.WriteString("  " + strings.Repeat(" ", pad) + cell)
+			}
+		}
+		b.WriteString("\n")
+		if i == 0 {
+			b.WriteString(rule + "\n")
+		}
+	}
+	b.WriteString(rule + "\n")
+	return b.String()
+}
+
+func columnWidths(rows [][]string) []int {
+	widths := make([]int, len(rows[0]))
+	for _, row := range rows {
+		for i, cell := range row {
+			widths[i] = max(widths[i], len([]rune(cell)))
+		}
+	}
+	return widths
+}
+
+// gridWidth is the width of grid's rules.
+func gridWidth(rows [][]string) int {
+	widths := columnWidths(rows)
+	total := len(widths) - 1
+	for _, w := range widths {
+		total += w + 2
+	}
+	return total
 }

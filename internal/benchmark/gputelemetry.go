@@ -1,0 +1,196 @@
+package benchmark
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/llmbench/llmbench/internal/config"
+	"github.com/llmbench/llmbench/internal/export"
+	"github.com/llmbench/llmbench/internal/gputelemetry"
+	"github.com/llmbench/llmbench/internal/metrics"
+	"github.com/llmbench/llmbench/internal/record"
+	"github.com/llmbench/llmbench/internal/scrape"
+)
+
+// gpuTelemetry is a run's GPU telemetry collection: DCGM exporters scraped
+// by the same collector as server metrics, on their own schedule, into a
+// store of per-GPU readings and the per-scrape JSONL.
+type gpuTelemetry struct {
+	cfg       config.GPUTelemetry
+	store     *gputelemetry.Store
+	collector *scrape.Collector
+	jsonl     *export.TelemetryWriter
+	jsonlName string
+	jsonlErr  error
+	// show is whether the per-GPU tables are printed: --gpu-telemetry, or
+	// GPUs asked of the built-in server.
+	show bool
+}
+
+// startGPUTelemetry scrapes the DCGM exporters given with --gpu-telemetry,
+// the built-in server's (--mock-gpus), and AIPerf's default ports, which
+// are dropped without a word when nothing answers there. The baseline
+// scrape happens before it returns. nil when telemetry is off.
+func startGPUTelemetry(ctx context.Context, p config.Profile, mockURLs []string, dir string, clock record.Clock, log io.Writer) (*gpuTelemetry, error) {
+	cfg := p.GPUTelemetry
+	if cfg.Disabled {
+		return nil, nil
+	}
+	fields := slices.Clone(gputelemetry.DefaultFields)
+	if cfg.MetricsFile != "" {
+		f, err := os.Open(cfg.MetricsFile)
+		if err != nil {
+			return nil, fmt.Errorf("--gpu-telemetry custom metrics: %w", err)
+		}
+		custom, err := gputelemetry.ReadCustomFields(f, fields)
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("--gpu-telemetry %s: %w", cfg.MetricsFile, err)
+		}
+		fields = append(fields, custom...)
+	}
+	if cfg.Dashboard {
+		fmt.Fprintln(log, "INFO  --gpu-telemetry dashboard: llmbench has no live dashboard; the GPU telemetry tables are printed after the run.")
+	}
+	urls := slices.Clone(cfg.URLs)
+	for _, u := range mockURLs {
+		if !slices.Contains(urls, u) {
+			urls = append(urls, u)
+		}
+	}
+	optional := map[string]bool{}
+	for _, u := range cfg.DefaultURLs {
+		if !slices.Contains(urls, u) {
+			urls = append(urls, u)
+			optional[u] = true
+		}
+	}
+	g := &gpuTelemetry{
+		cfg: cfg, store: gputelemetry.NewStore(fields), jsonlName: export.GPUTelemetryFile(p.Output.ExportPrefix),
+		show: cfg.Show || len(mockURLs) > 0,
+	}
+	g.jsonl = export.NewTelemetryWriter(dir, g.jsonlName)
+	g.collector = scrape.NewCollector(scrape.Options{
+		URLs: urls, Interval: cfg.Interval, ReachabilityTimeout: cfg.ReachabilityTimeout,
+		// The final scrape comes AIPerf's grace after the end; the exact
+		// end reading is the checkpoint taken when profiling ends.
+		Flush: time.Duration(gputelemetry.FinalGrace),
+		Clock: clock, Log: log, Sink: g.add, Users: cfg.Users,
+		Subject: "GPU telemetry", Suppress: "--no-gpu-telemetry", Optional: optional, NoFallback: true,
+	})
+	g.collector.Start(ctx)
+	return g, nil
+}
+
+// referenceReading scrapes right before a load with no warm-up (after one,
+// the warm-up's end checkpoint is the reference): the energy counters'
+// start reading then precedes the profiling start by microseconds, not by
+// the client's set-up since the baseline scrape.
+func (g *gpuTelemetry) referenceReading(ctx context.Context) {
+	g.collector.Checkpoint(ctx, checkpointWait)
+}
+
+func hasWarmup(p config.Profile) bool {
+	return p.Loadgen.WarmupRequestCount > 0 || p.Loadgen.WarmupDuration > 0
+}
+
+func (g *gpuTelemetry) add(s *scrape.Snapshot) {
+	rows := g.store.Add(s)
+	if g.jsonlErr == nil {
+		g.jsonlErr = g.jsonl.Write(rows)
+	}
+}
+
+// finish takes the final scrape (cut short by abort) and closes the JSONL.
+func (g *gpuTelemetry) finish(ctx, abort context.Context) error {
+	g.collector.Finish(ctx, abort)
+	if err := g.jsonl.Close(); err != nil && g.jsonlErr == nil {
+		g.jsonlErr = err
+	}
+	return g.jsonlErr
+}
+
+// files are the GPU export files written.
+func (g *gpuTelemetry) files() []string {
+	if g.jsonl.Written() {
+		return []string{g.jsonlName}
+	}
+	return nil
+}
+
+// summarize computes the per-GPU statistics and the energy over the
+// profiling window; nil when no GPU was seen. It warns about a GPU that
+// reported through only part of the window.
+func (g *gpuTelemetry) summarize(win *window, log io.Writer) *gputelemetry.Report {
+	w := gputelemetry.Window{StartNs: win.startNs, EndNs: win.endNs, Mode: gputelemetry.CounterMode(g.cfg.CounterWindow)}
+	if !win.profiled {
+		return nil
+	}
+	gpus := g.store.Summarize(w)
+	if len(gpus) == 0 {
+		return nil
+	}
+	t := &gputelemetry.Report{Start: win.start, End: win.end, GPUs: gpus, CounterWindow: w.Mode}
+	for _, in := range g.collector.Infos() {
+		// A default port with nothing behind it was never asked for.
+		if in.TotalFetches > 0 || slices.Contains(g.cfg.URLs, in.URL) {
+			t.Configured = append(t.Configured, in.URL)
+		}
+		if in.TotalFetches > 0 && !in.Disabled {
+			t.Successful = append(t.Successful, in.URL)
+		}
+	}
+	if e, ok := g.store.Energy(w); ok {
+		t.Energy = &e
+	} else {
+		fmt.Fprintln(log, "WARNING  No GPU reported power or energy (DCGM_FI_DEV_POWER_USAGE, DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION): no energy metrics.")
+	}
+	for _, s := range gpus {
+		if s.Partial {
+			fmt.Fprintf(log, "WARNING  GPU %d (%s) at %s reported only from %s to %s, not through the whole profiling window; its statistics and energy cover that part.\n",
+				s.GPU.Index, s.GPU.UUID, s.GPU.Source, clockTime(s.FirstNs), clockTime(s.LastNs))
+		}
+	}
+	return t
+}
+
+func clockTime(ns int64) string { return time.Unix(0, ns).UTC().Format("15:04:05.000 UTC") }
+
+// energyMetrics are AIPerf's energy efficiency metrics for the run, as
+// single-value metrics beside the client's.
+func energyMetrics(t *gputelemetry.Report, rs metrics.Results, p config.Profile) []metrics.Result {
+	if t == nil || t.Energy == nil {
+		return nil
+	}
+	value := func(tag string) float64 {
+		if r, ok := rs.Get(tag); ok {
+			if r.Dist != nil {
+				return r.Dist.Avg
+			}
+			return r.Value
+		}
+		return 0
+	}
+	in := gputelemetry.Inputs{
+		TotalOSL: value("total_osl"), TotalISL: value("total_isl"), HasTokens: true,
+		RequestCount: float64(rs.RequestCount), RequestLatencyAvgMs: value("request_latency"),
+		RequestThroughput: value("request_throughput"), OutputTokenThroughput: value("output_token_throughput"),
+	}
+	in.Concurrency = p.Loadgen.Concurrency
+	if r, ok := rs.Get("goodput"); ok {
+		in.Goodput, in.HasGoodput = r.Value, true
+	}
+	var out []metrics.Result
+	for _, m := range gputelemetry.Efficiency(*t.Energy, in) {
+		flags := metrics.NoConsole
+		if m.LargerIsBetter {
+			flags |= metrics.LargerIsBetter
+		}
+		out = append(out, metrics.Result{Def: metrics.Def{Tag: m.Tag, Header: m.Header, Unit: m.Unit, Kind: metrics.Derived, Flags: flags}, Value: m.Value})
+	}
+	return out
+}
