@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"math"
 	"os"
@@ -10,23 +11,52 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/llmbench/llmbench/internal/dataset"
+	"github.com/llmbench/llmbench/internal/hfhub"
 	"github.com/llmbench/llmbench/internal/mockserver"
+	"github.com/llmbench/llmbench/internal/tokenizer"
 )
 
-// TestGPUEnergyAgainstPowerModel: against the built-in server posing as a
-// DCGM exporter for 2 GPUs, the reported energy (per GPU and in total) and
-// energy per output token are within 1 % of the exact value of the mock's
-// power model, computed here from the records alone: GPU i draws
-// idle_i over the window, SeqWatts/N per running sequence and TokenJoules/N
-// per generated token.
+// TestGPUEnergyAgainstPowerModel: against the simulated server posing as
+// a DCGM exporter for 2 GPUs, the reported energy (per GPU and in total)
+// and energy per output token are within 1 % of the exact value of its
+// power model. The exact value is read from the server's own meter: the
+// load's energy (everything above idle) is the meter's rise over the whole
+// test less idle power over that time, all of it inside the profiling
+// window; idle power over the window is added, the window read back from
+// start_time and end_time.
 func TestGPUEnergyAgainstPowerModel(t *testing.T) {
 	dir := t.TempDir()
 	const requests, osl, gpus = 64, 32, 2
+	tok, err := tokenizer.Load(context.Background(), tokenizer.BuiltinName, hfhub.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := mockserver.DefaultConfig()
+	cfg.TTFT, cfg.ITL, cfg.GPUs, cfg.Language = 20*time.Millisecond, 4*time.Millisecond, gpus, dataset.NewCorpus(tok)
+	srv, err := mockserver.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, stop, err := srv.Start(context.Background(), "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	gpuURL, stopGPUs, err := srv.StartGPUs(context.Background(), "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stopGPUs()
+
+	before, beforeAt := srv.GPUEnergyJoules(), time.Now()
 	var stdout, stderr bytes.Buffer
-	code := run([]string{"llmbench", "profile", "--model", "m", "--mock", "--endpoint-type", "chat", "--streaming",
+	code := run([]string{"llmbench", "profile", "--model", "m", "--tokenizer", "builtin", "--url", base, "--endpoint-type", "chat", "--streaming",
 		"--concurrency", "8", "--request-count", strconv.Itoa(requests), "--output-tokens-mean", strconv.Itoa(osl), "--random-seed", "5",
-		"--mock-ttft-ms", "20", "--mock-itl-ms", "4", "--mock-gpus", strconv.Itoa(gpus), "--artifact-dir", dir, "--no-server-metrics"}, &stdout, &stderr)
+		"--gpu-telemetry", gpuURL, "--artifact-dir", dir, "--no-server-metrics"}, &stdout, &stderr)
+	afterAt, after := time.Now(), srv.GPUEnergyJoules()
 	if code != 0 {
 		t.Fatalf("exit %d\nstderr: %s", code, stderr.String())
 	}
@@ -34,26 +64,29 @@ func TestGPUEnergyAgainstPowerModel(t *testing.T) {
 	if len(lines) != requests {
 		t.Fatalf("%d records", len(lines))
 	}
-
-	// The exact energy: ∫running dt is the sum of the requests' latencies
-	// (each runs on the server from admission to its last token, its
-	// latency less a fraction of a millisecond of network), the window is
-	// benchmark_duration, the tokens the server generated are osl each.
-	var runningSec float64
-	for _, l := range lines {
-		var ms float64
-		if err := json.Unmarshal(l.Metrics["request_latency"].Value, &ms); err != nil {
+	var window struct {
+		Summary struct {
+			Start string `json:"start_time"`
+			End   string `json:"end_time"`
+		} `json:"summary"`
+	}
+	if err := json.Unmarshal(agg["telemetry_data"], &window); err != nil {
+		t.Fatal(err)
+	}
+	var ends [2]time.Time
+	for i, s := range []string{window.Summary.Start, window.Summary.End} {
+		if ends[i], err = time.ParseInLocation("2006-01-02T15:04:05.000000", s, time.Local); err != nil {
 			t.Fatal(err)
 		}
-		runningSec += ms / 1000
 	}
-	durSec := metric(t, agg, "benchmark_duration").Avg
+	windowSec := ends[1].Sub(ends[0]).Seconds()
 	model := mockserver.DefaultGPUPowerProfile()
 	exact := make([]float64, gpus)
 	var exactTotal float64
 	for i := range exact {
-		exact[i] = (model.IdleWatts+float64(i)*model.IdleStepWatts)*durSec +
-			model.SeqWatts/gpus*runningSec + model.TokenJoules/gpus*requests*osl
+		idle := model.IdleWatts + float64(i)*model.IdleStepWatts
+		load := after[i] - before[i] - idle*afterAt.Sub(beforeAt).Seconds()
+		exact[i] = idle*windowSec + load
 		exactTotal += exact[i]
 	}
 	within := func(what string, got, want float64) {
@@ -177,6 +210,36 @@ func TestGPUTelemetryUsage(t *testing.T) {
 		args := append([]string{"llmbench", "profile", "--model", "m"}, tc.args...)
 		if code := run(args, &stdout, &stderr); code != exitUsage || !strings.Contains(stderr.String(), tc.want) || strings.Count(stderr.String(), "\n") != 1 {
 			t.Errorf("%v: exit %d, stderr %q; want exit 2 and one line with %q", tc.args, code, stderr.String(), tc.want)
+		}
+	}
+}
+
+// TestMockGPUs: --mock-gpus makes the in-process server a DCGM exporter
+// whose telemetry is collected and shown without --gpu-telemetry; without
+// it, the default DCGM ports (nothing listens there in tests) are probed
+// without a word, and no GPU export is written.
+func TestMockGPUs(t *testing.T) {
+	for _, tc := range []struct {
+		gpus string
+		want bool
+	}{{"1", true}, {"0", false}} {
+		dir := t.TempDir()
+		var stdout, stderr bytes.Buffer
+		code := run([]string{"llmbench", "profile", "--model", "m", "--mock", "--streaming", "--concurrency", "2", "--request-count", "8",
+			"--output-tokens-mean", "8", "--mock-ttft-ms", "5", "--mock-itl-ms", "2", "--mock-gpus", tc.gpus, "--artifact-dir", dir, "--no-server-metrics"}, &stdout, &stderr)
+		if code != 0 {
+			t.Fatalf("--mock-gpus %s: exit %d\nstderr: %s", tc.gpus, code, stderr.String())
+		}
+		agg, _ := readArtifacts(t, dir)
+		_, hasData := agg["telemetry_data"]
+		_, hasEnergy := agg["nvidia_total_gpu_energy"]
+		_, err := os.Stat(filepath.Join(dir, "gpu_telemetry_export.jsonl"))
+		shown := strings.Contains(stdout.String(), "| GPU 0 | NVIDIA H100 80GB HBM3")
+		if hasData != tc.want || hasEnergy != tc.want || (err == nil) != tc.want || shown != tc.want {
+			t.Errorf("--mock-gpus %s: telemetry_data %v, energy %v, jsonl %v, tables %v; want all %v", tc.gpus, hasData, hasEnergy, err == nil, shown, tc.want)
+		}
+		if strings.Contains(stderr.String(), "GPU telemetry") {
+			t.Errorf("--mock-gpus %s: a GPU telemetry warning: %s", tc.gpus, stderr.String())
 		}
 	}
 }
