@@ -150,6 +150,16 @@ func (g *gpuTelemetry) summarize(win *window, log io.Writer) *gputelemetry.Repor
 		fmt.Fprintln(log, "WARNING  No GPU reported power or energy (DCGM_FI_DEV_POWER_USAGE, DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION): no energy metrics.")
 	}
 	for _, s := range gpus {
+		for _, m := range s.Metrics {
+			if m.Resets > 0 {
+				how := "counted across the reset"
+				if w.Mode == gputelemetry.CounterAIPerf {
+					how = "AIPerf's rule (--gpu-counter-window aiperf) clamps the difference at 0, losing what came before"
+				}
+				fmt.Fprintf(log, "WARNING  %s of GPU %d (%s) at %s went down %d time(s) during the run (a driver reload?); its increase is %s.\n",
+					m.Field.Display, s.GPU.Index, s.GPU.UUID, s.GPU.Source, m.Resets, how)
+			}
+		}
 		if s.Partial {
 			fmt.Fprintf(log, "WARNING  GPU %d (%s) at %s reported only from %s to %s, not through the whole profiling window; its statistics and energy cover that part.\n",
 				s.GPU.Index, s.GPU.UUID, s.GPU.Source, clockTime(s.FirstNs), clockTime(s.LastNs))

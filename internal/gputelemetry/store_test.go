@@ -126,6 +126,9 @@ func TestCounterResetAndDisappearingGPU(t *testing.T) {
 		if !e0.Counter || !near(e0.Avg, tc.gpu0*1e-9) || !near(e1.Avg, tc.gpu1*1e-9) {
 			t.Errorf("%s: energy %v MJ and %v MJ, want %v and %v", tc.mode, e0.Avg, e1.Avg, tc.gpu0*1e-9, tc.gpu1*1e-9)
 		}
+		if e0.Resets != 1 || e1.Resets != 0 {
+			t.Errorf("%s: resets %d and %d, want 1 and 0", tc.mode, e0.Resets, e1.Resets)
+		}
 		// GPU 1 stopped at 333 ms, more than three intervals before the end.
 		if gpus[0].Partial || !gpus[1].Partial || gpus[1].LastNs != 333e6 {
 			t.Errorf("%s: partial %v %v, GPU 1 last %d", tc.mode, gpus[0].Partial, gpus[1].Partial, gpus[1].LastNs)

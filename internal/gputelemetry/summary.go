@@ -49,6 +49,9 @@ type Stats struct {
 	Std     float64
 	Count   int
 	P       [len(stats.Percentiles)]float64
+	// Resets counts the times a counter went down (a driver reload) in
+	// the run: its increase is counted across them in CounterExact mode.
+	Resets int
 }
 
 // GPUSummary is one GPU's statistics over the window.
@@ -170,14 +173,15 @@ func (ser *series) counterStats(fi int, w Window, lo, hi int64) (Stats, bool) {
 	if !ok {
 		return Stats{}, false
 	}
-	return Stats{Counter: true, Avg: inc, Min: inc, Max: inc, Sum: inc, Count: 1}, true
+	_, _, resets := ser.cumulative(fi)
+	return Stats{Counter: true, Avg: inc, Min: inc, Max: inc, Sum: inc, Count: 1, Resets: resets}, true
 }
 
 // increase is the counter's reset-aware increase over [lo, hi], each end
 // read by linear interpolation between the readings around it (held flat
 // beyond the first and last reading).
 func (ser *series) increase(fi int, lo, hi int64) (float64, bool) {
-	times, cum := ser.cumulative(fi)
+	times, cum, _ := ser.cumulative(fi)
 	if len(times) == 0 {
 		return 0, false
 	}
@@ -186,7 +190,7 @@ func (ser *series) increase(fi int, lo, hi int64) (float64, bool) {
 
 // cumulative is the counter's valid readings made monotone across resets:
 // after a drop the new reading counts from zero, as increase() counts it.
-func (ser *series) cumulative(fi int) (times []int64, cum []float64) {
+func (ser *series) cumulative(fi int) (times []int64, cum []float64, resets int) {
 	prev := math.NaN()
 	for k, t := range ser.times {
 		v := ser.values[fi][k]
@@ -199,11 +203,12 @@ func (ser *series) cumulative(fi int) (times []int64, cum []float64) {
 				c = cum[n-1] + (v - prev)
 			} else {
 				c = cum[n-1] + v // a reset: counted from zero
+				resets++
 			}
 		}
 		times, cum, prev = append(times, t), append(cum, c), v
 	}
-	return times, cum
+	return times, cum, resets
 }
 
 // interpolate reads the piecewise-linear function through (times, vals)
