@@ -115,12 +115,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	sm, err := startServerMetrics(ctx, p, targets, dir, clock, opts.Log)
-	if err != nil {
-		_ = records.Close()
-		return nil, err
-	}
-	gpu, err := startGPUTelemetry(ctx, p, gpuURLs, dir, clock, opts.Log)
+	sm, gpu, err := startScrapes(ctx, p, targets, gpuURLs, dir, clock, opts.Log)
 	if err != nil {
 		_ = records.Close()
 		return nil, err

@@ -29,13 +29,19 @@ type gpuTelemetry struct {
 	// show is whether the per-GPU tables are printed: --gpu-telemetry, or
 	// GPUs asked of the built-in server.
 	show bool
+	// optional are the default ports probed.
+	optional map[string]bool
+	log      io.Writer
 }
 
-// startGPUTelemetry scrapes the DCGM exporters given with --gpu-telemetry,
-// the built-in server's (--mock-gpus), and AIPerf's default ports, which
-// are dropped without a word when nothing answers there. The baseline
-// scrape happens before it returns. nil when telemetry is off.
-func startGPUTelemetry(ctx context.Context, p config.Profile, mockURLs []string, dir string, clock record.Clock, log io.Writer) (*gpuTelemetry, error) {
+// newGPUTelemetry prepares the scraping of the DCGM exporters given with
+// --gpu-telemetry, the built-in server's (--mock-gpus), and AIPerf's
+// default ports (startScrapes starts it). A default port is dropped
+// without a word when nothing answers there, or something that is not a
+// DCGM exporter; one that is said so, since its GPUs are counted. The
+// defaults are left out with --mock: the simulated server runs on none of
+// this machine's GPUs. nil when telemetry is off.
+func newGPUTelemetry(p config.Profile, mockURLs []string, dir string, clock record.Clock, log io.Writer) (*gpuTelemetry, error) {
 	cfg := p.GPUTelemetry
 	if cfg.Disabled {
 		return nil, nil
@@ -63,15 +69,17 @@ func startGPUTelemetry(ctx context.Context, p config.Profile, mockURLs []string,
 		}
 	}
 	optional := map[string]bool{}
-	for _, u := range cfg.DefaultURLs {
-		if !slices.Contains(urls, u) {
-			urls = append(urls, u)
-			optional[u] = true
+	if !p.Endpoint.Mock {
+		for _, u := range cfg.DefaultURLs {
+			if !slices.Contains(urls, u) {
+				urls = append(urls, u)
+				optional[u] = true
+			}
 		}
 	}
 	g := &gpuTelemetry{
 		cfg: cfg, store: gputelemetry.NewStore(fields), jsonlName: export.GPUTelemetryFile(p.Output.ExportPrefix),
-		show: cfg.Show || len(mockURLs) > 0,
+		show: cfg.Show || len(mockURLs) > 0, optional: optional, log: log,
 	}
 	g.jsonl = export.NewTelemetryWriter(dir, g.jsonlName)
 	g.collector = scrape.NewCollector(scrape.Options{
@@ -81,9 +89,19 @@ func startGPUTelemetry(ctx context.Context, p config.Profile, mockURLs []string,
 		Flush: time.Duration(gputelemetry.FinalGrace),
 		Clock: clock, Log: log, Sink: g.add, Users: cfg.Users,
 		Subject: "GPU telemetry", Suppress: "--no-gpu-telemetry", Optional: optional, NoFallback: true,
+		Wanted: gputelemetry.IsDCGM,
 	})
-	g.collector.Start(ctx)
 	return g, nil
+}
+
+// started says which default ports turned out to have a DCGM exporter:
+// their GPUs count in the run's energy, so the user is told.
+func (g *gpuTelemetry) started() {
+	for _, u := range g.collector.Live() {
+		if g.optional[u] {
+			fmt.Fprintf(g.log, "INFO  GPU telemetry: a DCGM exporter answers at %s (a default port); its GPUs are measured and count in the energy metrics. --no-gpu-telemetry turns this off.\n", u)
+		}
+	}
 }
 
 // referenceReading scrapes right before a load with no warm-up (after one,
@@ -151,7 +169,7 @@ func (g *gpuTelemetry) summarize(win *window, log io.Writer) *gputelemetry.Repor
 	}
 	for _, s := range gpus {
 		for _, m := range s.Metrics {
-			if m.Resets > 0 {
+			if m.Resets > 0 && m.Field.Name == gputelemetry.EnergyField {
 				how := "counted across the reset"
 				if w.Mode == gputelemetry.CounterAIPerf {
 					how = "AIPerf's rule (--gpu-counter-window aiperf) clamps the difference at 0, losing what came before"

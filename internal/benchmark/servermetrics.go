@@ -30,10 +30,10 @@ type serverMetrics struct {
 	log       io.Writer
 }
 
-// startServerMetrics scrapes every --url server's /metrics and every
-// --server-metrics endpoint; the baseline scrape happens before it returns.
-// It returns nil when collection is off.
-func startServerMetrics(ctx context.Context, p config.Profile, targets []target, dir string, clock record.Clock, log io.Writer) (*serverMetrics, error) {
+// newServerMetrics prepares the scraping of every --url server's /metrics
+// and every --server-metrics endpoint (startScrapes starts it). It returns
+// nil when collection is off.
+func newServerMetrics(p config.Profile, targets []target, dir string, clock record.Clock, log io.Writer) (*serverMetrics, error) {
 	cfg := p.ServerMetrics
 	if cfg.Disabled {
 		return nil, nil
@@ -72,7 +72,6 @@ func startServerMetrics(ctx context.Context, p config.Profile, targets []target,
 		URLs: urls, Interval: cfg.Interval, Flush: cfg.Flush, ReachabilityTimeout: cfg.ReachabilityTimeout,
 		Clock: clock, Log: log, Sink: sm.add, Users: users,
 	})
-	sm.collector.Start(ctx)
 	return sm, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -46,7 +47,7 @@ const (
 	CounterWindowAIPerf = "aiperf"
 )
 
-// DefaultDCGMURLs are the DCGM exporter URLs AIPerf probes by default
+// defaultDCGMURLs are the DCGM exporter URLs AIPerf probes by default
 // (AIPERF_GPU_DEFAULT_DCGM_ENDPOINTS).
 var defaultDCGMURLs = []string{"http://localhost:9400/metrics", "http://localhost:9401/metrics"}
 
@@ -148,7 +149,7 @@ func (g *GPUTelemetry) finish() error {
 			if err != nil {
 				return fmt.Errorf("--gpu-telemetry: %w", err)
 			}
-			if !containsString(g.URLs, u) {
+			if !slices.Contains(g.URLs, u) {
 				g.URLs = append(g.URLs, u)
 			}
 			if user != nil {
@@ -169,13 +170,4 @@ func (g *GPUTelemetry) finish() error {
 		g.DefaultURLs[i] = n
 	}
 	return nil
-}
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

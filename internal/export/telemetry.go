@@ -2,7 +2,7 @@ package export
 
 import (
 	"bytes"
-	"net/url"
+	"math"
 	"strconv"
 	"strings"
 
@@ -88,14 +88,6 @@ func (tw *TelemetryWriter) Close() error {
 	return tw.lf.Close()
 }
 
-// endpointKey is a telemetry source as AIPerf keys it: host:port.
-func endpointKey(source string) string {
-	if u, err := url.Parse(source); err == nil && u.Host != "" {
-		return u.Host
-	}
-	return source
-}
-
 // TelemetryJSON renders telemetry_data (aiperf-0.12-features e4):
 // summary {endpoints_configured, endpoints_successful, start_time,
 // end_time}, then endpoints {"host:port": {gpus {"gpu_<i>": {gpu_index,
@@ -120,7 +112,7 @@ func TelemetryJSON(t gputelemetry.Report) []byte {
 	var sources []string
 	bySource := map[string][]gputelemetry.GPUSummary{}
 	for _, g := range t.GPUs {
-		key := endpointKey(g.GPU.Source)
+		key := g.GPU.Endpoint()
 		if _, ok := bySource[key]; !ok {
 			sources = append(sources, key)
 		}
@@ -132,11 +124,24 @@ func TelemetryJSON(t gputelemetry.Report) []byte {
 		}
 		b = appendJSONString(append(b, "\n      "...), src)
 		b = append(b, ": {\n        \"gpus\": {"...)
+		used := map[string]bool{}
 		for j, g := range bySource[src] {
 			if j > 0 {
 				b = append(b, ',')
 			}
-			b = appendJSONString(append(b, "\n          "...), "gpu_"+strconv.Itoa(g.GPU.Index))
+			// AIPerf keys a GPU by its index, which repeats when one
+			// host:port fronts several exporters (a Kubernetes Service
+			// over every node's): then the UUID tells them apart, so no
+			// GPU is lost to a duplicate key.
+			key := "gpu_" + strconv.Itoa(g.GPU.Index)
+			if used[key] {
+				key += "_" + g.GPU.UUID
+			}
+			for n := 2; used[key]; n++ {
+				key = "gpu_" + strconv.Itoa(g.GPU.Index) + "_" + strconv.Itoa(n)
+			}
+			used[key] = true
+			b = appendJSONString(append(b, "\n          "...), key)
 			b = appendGPU(append(b, ": "...), g)
 		}
 		b = append(b, "\n        }\n      }"...)
@@ -220,15 +225,15 @@ func TelemetryCSV(t gputelemetry.Report) []byte {
 	b.WriteByte('\n')
 	for _, g := range t.GPUs {
 		for _, m := range g.Metrics {
-			cells := []string{endpointKey(g.GPU.Source), strconv.Itoa(g.GPU.Index), g.GPU.Model, g.GPU.UUID, g.GPU.Platform, m.Field.Label(), csvNumber(m.Avg)}
+			cells := []string{g.GPU.Endpoint(), strconv.Itoa(g.GPU.Index), g.GPU.Model, g.GPU.UUID, g.GPU.Platform, m.Field.Label(), telemetryNumber(m.Avg)}
 			if m.Counter {
 				cells = append(cells, make([]string, 3+len(stats.PercentileNames)+1)...)
 			} else {
-				cells = append(cells, csvNumber(m.Min), csvNumber(m.Max), csvNumber(m.Sum))
+				cells = append(cells, telemetryNumber(m.Min), telemetryNumber(m.Max), telemetryNumber(m.Sum))
 				for _, p := range m.P {
-					cells = append(cells, csvNumber(p))
+					cells = append(cells, telemetryNumber(p))
 				}
-				cells = append(cells, csvNumber(m.Std))
+				cells = append(cells, telemetryNumber(m.Std))
 			}
 			if host {
 				cells = append(cells, g.GPU.Hostname)
@@ -249,4 +254,14 @@ func TelemetryCSV(t gputelemetry.Report) []byte {
 		}
 	}
 	return b.Bytes()
+}
+
+// telemetryNumber is csvNumber's two decimals, but a value that would read
+// 0.00 keeps four significant digits: a short run's energy in MJ
+// (0.00028) must not print as nothing.
+func telemetryNumber(v float64) string {
+	if v != 0 && math.Abs(v) < 0.005 && !math.IsNaN(v) {
+		return strconv.FormatFloat(v, 'g', 4, 64)
+	}
+	return csvNumber(v)
 }

@@ -86,7 +86,7 @@ func TestTelemetryCSV(t *testing.T) {
 	}
 	want := [][]string{
 		{"gpu-node-01:9400", "0", "NVIDIA H100 80GB HBM3", "GPU-a", "nvidia", "GPU Power Usage (W)", "300.50", "290.00", "310.00", "1202.00", "290.00", "291.00", "292.00", "293.00", "294.00", "295.00", "296.00", "297.00", "298.00", "8.50", "h1", "", ""},
-		{"gpu-node-01:9400", "0", "NVIDIA H100 80GB HBM3", "GPU-a", "nvidia", "Energy Consumption (MJ)", "0.00", "", "", "", "", "", "", "", "", "", "", "", "", "", "h1", "", ""},
+		{"gpu-node-01:9400", "0", "NVIDIA H100 80GB HBM3", "GPU-a", "nvidia", "Energy Consumption (MJ)", "0.00025", "", "", "", "", "", "", "", "", "", "", "", "", "", "h1", "", ""},
 		{"gpu-node-01:9400", "1", "NVIDIA H100 80GB HBM3", "GPU-b", "nvidia", "GPU Power Usage (W)", "300.50", "290.00", "310.00", "1202.00", "290.00", "291.00", "292.00", "293.00", "294.00", "295.00", "296.00", "297.00", "298.00", "8.50", "h1", "llm", "vllm-0"},
 	}
 	for i, w := range want {
@@ -125,5 +125,26 @@ func TestTelemetryWriter(t *testing.T) {
 	}
 	if GPUTelemetryFile("run1") != "run1_gpu_telemetry.jsonl" {
 		t.Error(GPUTelemetryFile("run1"))
+	}
+}
+
+// TestTelemetryJSONSameIndex: GPUs of one host:port with the same index
+// (a Service over several nodes' exporters) keep apart keys.
+func TestTelemetryJSONSameIndex(t *testing.T) {
+	r := report()
+	twin := r.GPUs[0]
+	twin.GPU.UUID = "GPU-z"
+	r.GPUs = append(r.GPUs, twin)
+	var td struct {
+		Endpoints map[string]struct {
+			GPUs map[string]map[string]any `json:"gpus"`
+		} `json:"endpoints"`
+	}
+	if err := json.Unmarshal(TelemetryJSON(r), &td); err != nil {
+		t.Fatal(err)
+	}
+	gpus := td.Endpoints["gpu-node-01:9400"].GPUs
+	if len(gpus) != 3 || gpus["gpu_0"]["gpu_uuid"] != "GPU-a" || gpus["gpu_0_GPU-z"]["gpu_uuid"] != "GPU-z" {
+		t.Fatalf("gpus %v", gpus)
 	}
 }

@@ -6,6 +6,8 @@ import "math"
 const (
 	SourceEnergyCounter = "energy_counter"
 	SourcePowerIntegral = "power_integral"
+	// SourceMixed: some GPUs had the counter, the others only power.
+	SourceMixed = "mixed"
 )
 
 // Energy is one platform's energy and power over the profiling window,
@@ -21,16 +23,19 @@ type Energy struct {
 	// window's length (AIPerf: TotalPowerW when the energy came from it).
 	AvgPowerW float64
 	// Source says where Joules came from: SourceEnergyCounter (each GPU's
-	// DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION) or SourcePowerIntegral (no GPU
-	// had the counter: the power readings integrated).
+	// DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION), SourcePowerIntegral (no GPU
+	// had the counter: the power readings integrated) or SourceMixed.
 	Source string
 	GPUs   int
 	// HasPower and HasEnergy say which readings there were at all.
 	HasPower, HasEnergy bool
 }
 
-// Energy measures the NVIDIA GPUs' energy over w. ok is false when no GPU
-// reported power or energy.
+// Energy measures the NVIDIA GPUs' energy over w: each GPU's energy
+// counter where it has one, else its power readings integrated (Source
+// says which, "mixed" when GPUs differ). In CounterAIPerf mode, AIPerf's
+// rule: the counters alone when any GPU has one, else the summed average
+// power times the window. ok is false when no GPU reported power or energy.
 func (s *Store) Energy(w Window) (e Energy, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -39,50 +44,62 @@ func (s *Store) Energy(w Window) (e Energy, ok bool) {
 	e = Energy{Platform: PlatformNVIDIA}
 	durSec := float64(w.EndNs-w.StartNs) / 1e9
 	var counterJ, integralJ float64
+	var fromCounter, fromPower int
 	for _, ser := range s.gpus {
 		if len(ser.times) == 0 {
 			continue
 		}
 		lo, hi, _ := ser.coverage(w)
-		used := false
+		var power float64
+		var hasPower, hasCounter bool
 		if hasP {
 			if st, ok := ser.gaugeStats(pi, w); ok {
 				e.TotalPowerW += st.Avg
-				e.HasPower, used = true, true
+				e.HasPower = true
 			}
-			if j, ok := ser.powerIntegral(pi, lo, hi); ok {
-				integralJ += j
-				used = true
-			}
+			power, hasPower = ser.powerIntegral(pi, lo, hi)
 		}
 		if hasE {
-			if st, ok := ser.counterStats(ei, w, lo, hi); ok {
+			if st, ok := ser.counterStats(ei, w, lo, hi, FinalGrace); ok {
 				// The field is in MJ (AIPerf's scaling of DCGM's mJ).
 				counterJ += st.Avg * 1e6
-				e.HasEnergy, used = true, true
+				e.HasEnergy, hasCounter = true, true
 			}
 		}
-		if used {
-			e.GPUs++
+		switch {
+		case hasCounter:
+			fromCounter++
+		case hasPower:
+			integralJ += power
+			fromPower++
+		default:
+			continue
 		}
+		e.GPUs++
 	}
-	if !e.HasPower && !e.HasEnergy {
+	if e.GPUs == 0 {
 		return e, false
 	}
 	switch {
-	case e.HasEnergy:
+	case w.Mode == CounterAIPerf && e.HasEnergy:
 		e.Joules, e.Source = counterJ, SourceEnergyCounter
-		if durSec > 0 {
-			e.AvgPowerW = e.Joules / durSec
-		}
 	case w.Mode == CounterAIPerf:
 		// AIPerf: the summed average power times the window.
 		e.Joules, e.Source, e.AvgPowerW = e.TotalPowerW*durSec, SourcePowerIntegral, e.TotalPowerW
+		return e, true
 	default:
-		e.Joules, e.Source = integralJ, SourcePowerIntegral
-		if durSec > 0 {
-			e.AvgPowerW = e.Joules / durSec
+		e.Joules = counterJ + integralJ
+		switch {
+		case fromPower == 0:
+			e.Source = SourceEnergyCounter
+		case fromCounter == 0:
+			e.Source = SourcePowerIntegral
+		default:
+			e.Source = SourceMixed
 		}
+	}
+	if durSec > 0 {
+		e.AvgPowerW = e.Joules / durSec
 	}
 	return e, true
 }
@@ -133,7 +150,9 @@ func Efficiency(e Energy, in Inputs) []Metric {
 		return out
 	}
 	add("total_gpu_energy", "Total GPU Energy", "J", e.Joules, false)
-	add("average_gpu_power", "Average GPU Power", "W", e.AvgPowerW, false)
+	if e.AvgPowerW > 0 {
+		add("average_gpu_power", "Average GPU Power", "W", e.AvgPowerW, false)
+	}
 	if in.HasTokens && in.TotalOSL > 0 {
 		add("output_tokens_per_joule", "Output Tokens per Joule", "tokens/J", in.TotalOSL/e.Joules, true)
 		add("energy_per_output_token", "Energy per Output Token", "mJ/token", 1000*e.Joules/in.TotalOSL, false)

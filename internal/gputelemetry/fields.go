@@ -11,6 +11,8 @@ import (
 	"io"
 	"regexp"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Field is one telemetry field: a DCGM metric, the name it is exported
@@ -80,9 +82,9 @@ var customUnits = map[string]string{
 // the help text before "(" in title case, with the unit of "(in X)"
 // (count when none is given or recognised).
 func ReadCustomFields(r io.Reader, known []Field) ([]Field, error) {
-	have := map[string]bool{}
+	have, names := map[string]bool{}, map[string]bool{}
 	for _, f := range known {
-		have[f.Source] = true
+		have[f.Source], names[f.Name] = true, true
 	}
 	var out []Field
 	sc := bufio.NewScanner(r)
@@ -111,8 +113,12 @@ func ReadCustomFields(r io.Reader, known []Field) ([]Field, error) {
 			help = strings.TrimSpace(parts[2])
 		}
 		short := strings.TrimPrefix(strings.TrimPrefix(source, "DCGM_FI_DEV_"), "DCGM_FI_PROF_")
-		short = strings.TrimPrefix(short, "DCGM_FI_")
 		f := Field{Name: "nvidia_" + strings.ToLower(short), Source: source, Scale: 1, Counter: kind == "counter", Unit: "count"}
+		if names[f.Name] {
+			// DCGM_FI_DEV_X and DCGM_FI_PROF_X would share a name.
+			return nil, fmt.Errorf("line %d: %s would be exported as %s, which another field already is", n, source, f.Name)
+		}
+		names[f.Name] = true
 		display, _, _ := strings.Cut(help, "(")
 		f.Display = titleCase(strings.TrimRight(strings.TrimSpace(display), "."))
 		if f.Display == "" {
@@ -134,7 +140,8 @@ func ReadCustomFields(r io.Reader, known []Field) ([]Field, error) {
 func titleCase(s string) string {
 	words := strings.Fields(s)
 	for i, w := range words {
-		words[i] = strings.ToUpper(w[:1]) + w[1:]
+		r, size := utf8.DecodeRuneInString(w)
+		words[i] = string(unicode.ToUpper(r)) + w[size:]
 	}
 	return strings.Join(words, " ")
 }

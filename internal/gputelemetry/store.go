@@ -2,7 +2,9 @@ package gputelemetry
 
 import (
 	"math"
+	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/llmbench/llmbench/internal/scrape"
@@ -27,6 +29,24 @@ type GPU struct {
 	Platform  string
 }
 
+// Endpoint is the GPU's telemetry source as AIPerf keys it: host:port.
+func (g GPU) Endpoint() string {
+	if u, err := url.Parse(g.Source); err == nil && u.Host != "" {
+		return u.Host
+	}
+	return g.Source
+}
+
+// key identifies the GPU in the run: its source and UUID, or its index
+// when the exporter gives no UUID.
+func (g GPU) key() string {
+	k := g.Source + "\x00" + g.UUID
+	if g.UUID == "" {
+		k += "\x00" + strconv.Itoa(g.Index)
+	}
+	return k
+}
+
 // Value is one field's reading in one scrape, in the field's exported unit.
 type Value struct {
 	Field *Field
@@ -39,6 +59,16 @@ type Row struct {
 	GPU         *GPU
 	TimestampNs int64
 	Values      []Value
+}
+
+// IsDCGM reports whether a scrape has DCGM fields: a DCGM exporter's.
+func IsDCGM(snap *scrape.Snapshot) bool {
+	for _, f := range snap.Families {
+		if strings.HasPrefix(f.Name, "DCGM_FI_") {
+			return true
+		}
+	}
+	return false
 }
 
 // Store keeps every GPU's readings for the run. It is safe for one writer
@@ -85,12 +115,9 @@ func (s *Store) Add(snap *scrape.Snapshot) []Row {
 	var seen []reading
 	find := func(labels []scrape.Label) *reading {
 		g := gpuOf(snap.Endpoint, labels)
-		key := g.Source + "\x00" + g.UUID
-		if g.UUID == "" {
-			key += "\x00" + strconv.Itoa(g.Index)
-		}
+		key := g.key()
 		for i := range seen {
-			if seen[i].ser.key() == key {
+			if seen[i].ser.gpu.key() == key {
 				return &seen[i]
 			}
 		}
@@ -133,14 +160,6 @@ func (s *Store) Add(snap *scrape.Snapshot) []Row {
 		rows = append(rows, row)
 	}
 	return rows
-}
-
-func (ser *series) key() string {
-	k := ser.gpu.Source + "\x00" + ser.gpu.UUID
-	if ser.gpu.UUID == "" {
-		k += "\x00" + strconv.Itoa(ser.gpu.Index)
-	}
-	return k
 }
 
 // gpuOf reads a GPU's identity from dcgm-exporter's labels: gpu (index),

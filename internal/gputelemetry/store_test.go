@@ -197,6 +197,26 @@ func TestEnergy(t *testing.T) {
 	}
 }
 
+// TestEnergyMixed: a GPU without the energy counter adds its integrated
+// power; the source says the GPUs differ.
+func TestEnergyMixed(t *testing.T) {
+	s := NewStore(DefaultFields)
+	for k, file := range []string{"dcgm_seq_1.prom", "dcgm_seq_2.prom", "dcgm_seq_3.prom", "dcgm_seq_4.prom", "dcgm_seq_4.prom", "dcgm_seq_4.prom", "dcgm_seq_4.prom"} {
+		snap := snapshot(t, file, int64(k)*333)
+		for i, f := range snap.Families {
+			if f.Name == "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION" {
+				snap.Families[i].Series = slices.DeleteFunc(f.Series, func(ser scrape.Series) bool { return strings.Contains(ser.Key, `gpu="1"`) })
+			}
+		}
+		s.Add(snap)
+	}
+	e, ok := s.Energy(Window{StartNs: 0, EndNs: 1998e6})
+	// GPU 0's counter, 250 J; GPU 1's power, 200 → 210 W over 333 ms.
+	if want := 250 + 0.333*205; !ok || e.Source != SourceMixed || !near(e.Joules, want) || e.GPUs != 2 {
+		t.Fatalf("energy %+v, want %v J mixed", e, want)
+	}
+}
+
 // TestEfficiency checks each energy metric's formula on round numbers.
 func TestEfficiency(t *testing.T) {
 	e := Energy{Platform: "nvidia", Joules: 1000, TotalPowerW: 480, AvgPowerW: 500, HasPower: true, HasEnergy: true}
@@ -259,7 +279,10 @@ DCGM_FI_DEV_FB_RESERVED, gauge, framebuffer memory reserved (in MiB).
 	if !slices.Equal(got, want) {
 		t.Fatalf("got  %+v\nwant %+v", got, want)
 	}
-	for _, bad := range []string{"DCGM_FI_DEV_X", "DCGM_FI_DEV_X, histogram, h", "POWER, gauge, h"} {
+	if got, err := ReadCustomFields(strings.NewReader("DCGM_FI_CUSTOM_Y, gauge, été (in W)"), nil); err != nil || got[0].Name != "nvidia_dcgm_fi_custom_y" || got[0].Display != "Été" || got[0].Unit != "W" {
+		t.Errorf("DCGM_FI_ kept for other groups, UTF-8 title: %+v %v", got, err)
+	}
+	for _, bad := range []string{"DCGM_FI_DEV_X", "DCGM_FI_DEV_X, histogram, h", "POWER, gauge, h", "DCGM_FI_DEV_X, gauge, a\nDCGM_FI_PROF_X, gauge, b"} {
 		if _, err := ReadCustomFields(strings.NewReader(bad), nil); err == nil {
 			t.Errorf("%q accepted", bad)
 		}

@@ -19,10 +19,10 @@ const (
 	// scrapes at both boundaries, so the interpolation spans milliseconds.
 	CounterExact CounterMode = "exact"
 	// CounterAIPerf is AIPerf's (telemetry_models.py): the last value in
-	// [start, end + FinalGrace] minus the last one before start (else the
-	// first in the window), clamped at zero: a reset loses the counter's
-	// increase, and up to an interval before start and FinalGrace after end
-	// are counted in.
+	// [start, end] minus the last one before start (else the first in the
+	// window), clamped at zero, so a reset loses the counter's increase;
+	// for the energy metrics the end is stretched by FinalGrace
+	// (energy_efficiency_analyzer.py), counting that much idle time in.
 	CounterAIPerf CounterMode = "aiperf"
 )
 
@@ -95,7 +95,7 @@ func (s *Store) Summarize(w Window) []GPUSummary {
 			var st Stats
 			var ok bool
 			if f.Counter {
-				st, ok = ser.counterStats(fi, w, lo, hi)
+				st, ok = ser.counterStats(fi, w, lo, hi, 0)
 			} else {
 				st, ok = ser.gaugeStats(fi, w)
 			}
@@ -161,27 +161,43 @@ func (ser *series) gaugeStats(fi int, w Window) (Stats, bool) {
 	return st, true
 }
 
-// counterStats is the counter's increase over the window, by w.Mode.
-func (ser *series) counterStats(fi int, w Window, lo, hi int64) (Stats, bool) {
+// counterStats is the counter's increase over the window, by w.Mode;
+// grace stretches the window's end in CounterAIPerf mode.
+func (ser *series) counterStats(fi int, w Window, lo, hi, grace int64) (Stats, bool) {
 	var inc float64
 	var ok bool
 	if w.Mode == CounterAIPerf {
-		inc, ok = ser.aiperfDelta(fi, w)
+		inc, ok = ser.aiperfDelta(fi, w, grace)
 	} else {
 		inc, ok = ser.increase(fi, lo, hi)
 	}
 	if !ok {
 		return Stats{}, false
 	}
-	_, _, resets := ser.cumulative(fi)
-	return Stats{Counter: true, Avg: inc, Min: inc, Max: inc, Sum: inc, Count: 1, Resets: resets}, true
+	return Stats{Counter: true, Avg: inc, Min: inc, Max: inc, Sum: inc, Count: 1, Resets: ser.resets(fi, w.StartNs, w.EndNs+grace)}, true
+}
+
+// resets counts the counter's drops between readings inside [from, to].
+func (ser *series) resets(fi int, from, to int64) int {
+	n, prev := 0, math.NaN()
+	for k, t := range ser.times {
+		v := ser.values[fi][k]
+		if math.IsNaN(v) {
+			continue
+		}
+		if t > from && t <= to && v < prev {
+			n++
+		}
+		prev = v
+	}
+	return n
 }
 
 // increase is the counter's reset-aware increase over [lo, hi], each end
 // read by linear interpolation between the readings around it (held flat
 // beyond the first and last reading).
 func (ser *series) increase(fi int, lo, hi int64) (float64, bool) {
-	times, cum, _ := ser.cumulative(fi)
+	times, cum := ser.cumulative(fi)
 	if len(times) == 0 {
 		return 0, false
 	}
@@ -190,7 +206,7 @@ func (ser *series) increase(fi int, lo, hi int64) (float64, bool) {
 
 // cumulative is the counter's valid readings made monotone across resets:
 // after a drop the new reading counts from zero, as increase() counts it.
-func (ser *series) cumulative(fi int) (times []int64, cum []float64, resets int) {
+func (ser *series) cumulative(fi int) (times []int64, cum []float64) {
 	prev := math.NaN()
 	for k, t := range ser.times {
 		v := ser.values[fi][k]
@@ -203,12 +219,11 @@ func (ser *series) cumulative(fi int) (times []int64, cum []float64, resets int)
 				c = cum[n-1] + (v - prev)
 			} else {
 				c = cum[n-1] + v // a reset: counted from zero
-				resets++
 			}
 		}
 		times, cum, prev = append(times, t), append(cum, c), v
 	}
-	return times, cum, resets
+	return times, cum
 }
 
 // interpolate reads the piecewise-linear function through (times, vals)
@@ -231,9 +246,9 @@ func interpolate(times []int64, vals []float64, t int64) float64 {
 }
 
 // aiperfDelta is AIPerf's counter delta: max(last valid reading in
-// [start, end+FinalGrace] − reference, 0), the reference being the last
-// valid reading before start, else the first in the window.
-func (ser *series) aiperfDelta(fi int, w Window) (float64, bool) {
+// [start, end+grace] − reference, 0), the reference being the last valid
+// reading before start, else the first in the window.
+func (ser *series) aiperfDelta(fi int, w Window, grace int64) (float64, bool) {
 	ref, last := math.NaN(), math.NaN()
 	for k, t := range ser.times {
 		v := ser.values[fi][k]
@@ -243,7 +258,7 @@ func (ser *series) aiperfDelta(fi int, w Window) (float64, bool) {
 		switch {
 		case t < w.StartNs:
 			ref = v
-		case t <= w.EndNs+FinalGrace:
+		case t <= w.EndNs+grace:
 			if math.IsNaN(ref) {
 				ref = v
 			}

@@ -236,8 +236,11 @@ func TestGPUEndpointAgainstMeter(t *testing.T) {
 		if v1[energy][i] > math.Floor(after1[i]*1000) {
 			t.Errorf("GPU %d: first counter %v mJ above the exact %v J", i, v1[energy][i], after1[i])
 		}
+		// The brackets' midpoints stand for the scrape instants: a
+		// preemption inside a bracket on a loaded machine moves them, so
+		// 5 %; the idle check below is exact.
 		want := (v2[energy][i] - v1[energy][i]) / 1000 / mid2.Sub(mid1).Seconds()
-		if got := v2[power][i]; math.Abs(got-want) > 0.005*want {
+		if got := v2[power][i]; math.Abs(got-want) > 0.05*want {
 			t.Errorf("GPU %d: power %v W, want ΔmJ/Δt = %v W", i, got, want)
 		}
 		if idle := 72 + 2*float64(i); math.Abs(v2[power][i]-idle) > 1e-3 {

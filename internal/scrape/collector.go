@@ -50,7 +50,15 @@ type Options struct {
 	// NoFallback turns off the TensorRT-LLM /prometheus/metrics probe for
 	// non-Prometheus answers (a DCGM exporter has no such path).
 	NoFallback bool
+	// Wanted, when set, must accept an Optional URL's first snapshot (a
+	// DCGM exporter's fields, say), or that endpoint is dropped silently:
+	// an unrelated service on a default port is not scraped all run.
+	Wanted func(*Snapshot) bool
 }
+
+// optionalProbe bounds the first scrape of an Optional URL: a default port
+// that holds a connection without answering must not hold the run.
+const optionalProbe = time.Second
 
 // stoppedAfter is how many intervals without an answer make an endpoint
 // one that stopped answering: warned about, and reported as "partial".
@@ -66,6 +74,11 @@ type Collector struct {
 	logMu     sync.Mutex
 	cancel    context.CancelFunc
 	loops     sync.WaitGroup
+	// checkpoints are Checkpoint's scrapes, which may outlive its wait;
+	// Finish waits for them, and closed turns away any that had not
+	// started, so no snapshot arrives after Finish returns.
+	checkpoints sync.WaitGroup
+	closed      atomic.Bool
 	// hashSeed keys the body hashes that tell a changed exposition.
 	hashSeed maphash.Seed
 }
@@ -233,7 +246,11 @@ func (c *Collector) Checkpoint(ctx context.Context, maxWait time.Duration) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	for _, e := range c.endpoints {
-		wg.Go(func() { c.scrape(ctx, e, false) })
+		wg.Add(1)
+		c.checkpoints.Go(func() {
+			defer wg.Done()
+			c.scrape(ctx, e, false)
+		})
 	}
 	go func() {
 		wg.Wait()
@@ -284,6 +301,8 @@ func (c *Collector) Finish(ctx, abort context.Context) {
 		})
 	}
 	wg.Wait()
+	c.closed.Store(true)
+	c.checkpoints.Wait()
 	c.hc.CloseIdleConnections()
 }
 
@@ -331,10 +350,15 @@ func (e *endpoint) isDisabled() bool {
 func (c *Collector) scrape(ctx context.Context, e *endpoint, first bool) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.disabled {
+	if e.disabled || c.closed.Load() {
 		return false
 	}
-	fctx, cancel := context.WithTimeout(ctx, c.opts.ReachabilityTimeout)
+	optional := first && c.opts.Optional[e.configured]
+	timeout := c.opts.ReachabilityTimeout
+	if optional {
+		timeout = min(timeout, optionalProbe)
+	}
+	fctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	snap, err := fetch(fctx, c.hc, c.opts.Clock, e.url, e)
 	if err != nil && errors.Is(err, ErrNotPrometheus) {
@@ -355,6 +379,10 @@ func (c *Collector) scrape(ctx context.Context, e *endpoint, first bool) bool {
 				c.logf("WARNING  %s endpoint %s did not answer its first scrape (%v); not collecting from it. To suppress this warning, pass %s.", c.opts.Subject, e.url, err, c.opts.Suppress)
 			}
 		}
+		return false
+	}
+	if optional && c.opts.Wanted != nil && !c.opts.Wanted(snap) {
+		e.setDisabled() // something else answers on that port
 		return false
 	}
 	e.consecutive = 0

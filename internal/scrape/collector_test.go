@@ -288,3 +288,57 @@ h_count{k="good"} 4
 		}
 	}
 }
+
+// TestOptionalEndpoints: a URL probed in case something answers there
+// (a default DCGM port) costs at most a second when it holds the
+// connection without answering, is dropped without a word when it serves
+// something unwanted, and is collected when it serves what is wanted.
+func TestOptionalEndpoints(t *testing.T) {
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
+	defer hang.Close()
+	_, other := mock(t, nil) // vLLM metrics: not what is wanted
+	gpus, _ := mock(t, func(c *mockserver.Config) { c.GPUs = 1 })
+	dcgmURL, stopDCGM, err := gpus.StartGPUs(context.Background(), "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stopDCGM()
+	urls := []string{hang.URL + "/metrics", other + "/metrics", dcgmURL}
+	var log bytes.Buffer
+	var got sink
+	c := NewCollector(Options{
+		URLs: urls, Interval: 50 * time.Millisecond, Clock: record.NewClock(), Log: &log, Sink: got.add,
+		Subject: "GPU telemetry", Suppress: "--no-gpu-telemetry", NoFallback: true,
+		Optional: map[string]bool{urls[0]: true, urls[1]: true, urls[2]: true},
+		Wanted: func(s *Snapshot) bool {
+			for _, f := range s.Families {
+				if strings.HasPrefix(f.Name, "DCGM_FI_") {
+					return true
+				}
+			}
+			return false
+		},
+	})
+	start := time.Now()
+	c.Start(context.Background())
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("Start took %v: the silent port held it", d)
+	}
+	c.Checkpoint(context.Background(), time.Second)
+	c.Finish(context.Background(), context.Background())
+	if live := c.Live(); len(live) != 1 || live[0] != dcgmURL {
+		t.Fatalf("live %v, want only %s", live, dcgmURL)
+	}
+	if len(got.from(urls[1])) != 0 || len(got.from(dcgmURL)) < 3 {
+		t.Fatalf("snapshots: unwanted %d, DCGM %d", len(got.from(urls[1])), len(got.from(dcgmURL)))
+	}
+	if log.Len() != 0 {
+		t.Fatalf("warned about optional endpoints: %s", log.String())
+	}
+	// After Finish, a checkpoint delivers nothing.
+	n := len(got.from(dcgmURL))
+	c.Checkpoint(context.Background(), time.Second)
+	if len(got.from(dcgmURL)) != n {
+		t.Fatal("a snapshot after Finish")
+	}
+}

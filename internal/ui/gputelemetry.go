@@ -30,7 +30,7 @@ func GPUTelemetry(r *gputelemetry.Report) string {
 		fmt.Fprintf(&b, "  %s %s\n", mark, u)
 	}
 	for _, g := range r.GPUs {
-		title := fmt.Sprintf("%s | GPU %d | %s", hostPort(g.GPU.Source), g.GPU.Index, g.GPU.Model)
+		title := fmt.Sprintf("%s | GPU %d | %s", g.GPU.Endpoint(), g.GPU.Index, g.GPU.Model)
 		if g.Partial {
 			title += " (reported for part of the run)"
 		}
@@ -69,13 +69,4 @@ func fmtNum(v float64) string {
 		return fmt.Sprintf("%.4g", v)
 	}
 	return num(v)
-}
-
-func hostPort(source string) string {
-	s := source
-	if _, rest, ok := strings.Cut(s, "://"); ok {
-		s = rest
-	}
-	host, _, _ := strings.Cut(s, "/")
-	return host
 }
