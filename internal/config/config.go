@@ -352,28 +352,34 @@ func (p *Profile) ApplyEnv(lookup func(string) (string, bool)) error {
 		}
 		*v.dst = x
 	}
-	for _, v := range []struct {
-		name string
-		dst  *time.Duration
-	}{
-		{"AIPERF_SERVER_METRICS_COLLECTION_INTERVAL", &p.ServerMetrics.Interval},
-		{"AIPERF_SERVER_METRICS_COLLECTION_FLUSH_PERIOD", &p.ServerMetrics.Flush},
-		{"AIPERF_SERVER_METRICS_REACHABILITY_TIMEOUT", &p.ServerMetrics.ReachabilityTimeout},
-	} {
-		raw, ok := lookup(v.name)
-		if !ok || strings.TrimSpace(raw) == "" {
-			continue
-		}
-		secs, err := strconv.ParseFloat(strings.TrimSpace(raw), 64)
-		if err != nil || secs < 0 {
-			return fmt.Errorf("%s=%q: want a number of seconds", v.name, raw)
-		}
-		*v.dst = time.Duration(secs * float64(time.Second))
+	if err := secondsFromEnv(lookup, map[string]*time.Duration{
+		"AIPERF_SERVER_METRICS_COLLECTION_INTERVAL":     &p.ServerMetrics.Interval,
+		"AIPERF_SERVER_METRICS_COLLECTION_FLUSH_PERIOD": &p.ServerMetrics.Flush,
+		"AIPERF_SERVER_METRICS_REACHABILITY_TIMEOUT":    &p.ServerMetrics.ReachabilityTimeout,
+	}); err != nil {
+		return err
 	}
 	if p.ServerMetrics.Interval <= 0 {
 		return errors.New("AIPERF_SERVER_METRICS_COLLECTION_INTERVAL must be positive")
 	}
 	return p.GPUTelemetry.applyEnv(lookup)
+}
+
+// secondsFromEnv sets each duration from its variable (seconds, not
+// negative) when the variable is set.
+func secondsFromEnv(lookup func(string) (string, bool), vars map[string]*time.Duration) error {
+	for name, dst := range vars {
+		raw, ok := lookup(name)
+		if !ok || strings.TrimSpace(raw) == "" {
+			continue
+		}
+		secs, err := strconv.ParseFloat(strings.TrimSpace(raw), 64)
+		if err != nil || secs < 0 || math.IsInf(secs, 0) {
+			return fmt.Errorf("%s=%q: want a number of seconds", name, raw)
+		}
+		*dst = time.Duration(secs * float64(time.Second))
+	}
+	return nil
 }
 
 // Finish validates p, fills in derived defaults and returns the first

@@ -6,7 +6,6 @@ import (
 	"net/url"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -95,22 +94,14 @@ func (g *GPUTelemetry) applyEnv(lookup func(string) (string, bool)) error {
 		}
 		g.DefaultURLs = urls
 	}
-	for _, v := range []struct {
-		name string
-		dst  *time.Duration
-	}{
-		{"AIPERF_GPU_COLLECTION_INTERVAL", &g.Interval},
-		{"AIPERF_GPU_REACHABILITY_TIMEOUT", &g.ReachabilityTimeout},
-	} {
-		raw, ok := lookup(v.name)
-		if !ok || strings.TrimSpace(raw) == "" {
-			continue
-		}
-		secs, err := strconv.ParseFloat(strings.TrimSpace(raw), 64)
-		if err != nil || secs <= 0 {
-			return fmt.Errorf("%s=%q: want a positive number of seconds", v.name, raw)
-		}
-		*v.dst = time.Duration(secs * float64(time.Second))
+	if err := secondsFromEnv(lookup, map[string]*time.Duration{
+		"AIPERF_GPU_COLLECTION_INTERVAL":  &g.Interval,
+		"AIPERF_GPU_REACHABILITY_TIMEOUT": &g.ReachabilityTimeout,
+	}); err != nil {
+		return err
+	}
+	if g.Interval <= 0 || g.ReachabilityTimeout <= 0 {
+		return errors.New("AIPERF_GPU_COLLECTION_INTERVAL and AIPERF_GPU_REACHABILITY_TIMEOUT must be positive")
 	}
 	return nil
 }

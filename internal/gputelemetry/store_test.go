@@ -307,3 +307,15 @@ func FuzzReadCustomFields(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkStoreAdd is the per-scrape cost of taking one dcgm-exporter
+// scrape of two GPUs with every default counter.
+func BenchmarkStoreAdd(b *testing.B) {
+	snap := snapshot(b, "dcgm_default.prom", 0)
+	s := NewStore(DefaultFields)
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		snap.FirstByteNs = int64(i) * 333e6
+		s.Add(snap)
+	}
+}
