@@ -38,9 +38,35 @@ type inputs struct {
 	// most requests they may send (0: no limit), expected the requests the
 	// progress line counts to.
 	sessions, budget, expected int
-	// inputsJSON holds every turn's body without history for models[0]:
+	// turnModels[i][k] is the model conversation i's turn k is sent to,
+	// assigned per prompt before the run as AIPerf assigns it
+	// (--model-selection-strategy: round_robin, the nth prompt the model
+	// n mod count; random, drawn from the seed).
+	turnModels [][]string
+	// inputsJSON holds every turn's body without history for its model:
 	// what inputs.json shows, and the body a first turn sends as it is.
 	inputsJSON []export.InputSession
+}
+
+// assignModels gives every prompt of the dataset its model.
+func (in *inputs) assignModels(strategy string, seed uint64) {
+	rng := rand.New(rand.NewPCG(seed, 0x6d6f64656c)) // its own stream: the prompts stay the same
+	in.turnModels = make([][]string, len(in.convs))
+	n := 0
+	for i, c := range in.convs {
+		in.turnModels[i] = make([]string, len(c.Turns))
+		for k := range c.Turns {
+			switch {
+			case len(in.models) == 1:
+				in.turnModels[i][k] = in.models[0]
+			case strategy == config.ModelRandom:
+				in.turnModels[i][k] = in.models[rng.IntN(len(in.models))]
+			default:
+				in.turnModels[i][k] = in.models[n%len(in.models)]
+			}
+			n++
+		}
+	}
 }
 
 // seedOf returns the run's seed, drawing one (and recording it in p, so
@@ -95,6 +121,7 @@ func buildInputs(p config.Profile, seed uint64, corpus *dataset.Corpus) (*inputs
 		// Every conversation once, as AIPerf's --conversation-num.
 		in.sessions, in.expected = len(in.convs), dataset.Requests(in.convs)
 	}
+	in.assignModels(p.Endpoint.ModelSelection, seed)
 	in.inputsJSON = make([]export.InputSession, len(in.convs))
 	in.turnExtra = make([][][]endpoint.Field, len(in.convs))
 	for i, c := range in.convs {
@@ -110,7 +137,7 @@ func buildInputs(p config.Profile, seed uint64, corpus *dataset.Corpus) (*inputs
 				}
 				in.turnExtra[i][k] = merged
 			}
-			body, err := in.body(p, in.models[0], i, k, nil)
+			body, err := in.body(p, in.turnModels[i][k], i, k, nil)
 			if err != nil {
 				return nil, err
 			}

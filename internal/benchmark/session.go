@@ -45,7 +45,6 @@ func newRequester(p config.Profile, in *inputs, cl clients, tok tokenizer.Tokeni
 // draw is what one request decides at random, under one lock.
 type draw struct {
 	requestID, correlationID string
-	model                    string
 	cancel                   bool
 }
 
@@ -56,15 +55,6 @@ func (q *requester) draw(n int64, session bool) draw {
 	d.requestID = record.UUID(q.rng.Uint64(), q.rng.Uint64())
 	if session {
 		d.correlationID = record.UUID(q.rng.Uint64(), q.rng.Uint64())
-	}
-	models := q.in.models
-	switch {
-	case len(models) == 1:
-		d.model = models[0]
-	case q.p.Endpoint.ModelSelection == config.ModelRandom:
-		d.model = models[q.rng.IntN(len(models))]
-	default:
-		d.model = models[n%int64(len(models))]
 	}
 	if rate := q.p.Loadgen.CancellationRate; rate > 0 {
 		d.cancel = q.rng.Float64()*100 < rate
@@ -111,10 +101,10 @@ func (q *requester) send(ctx context.Context, job schedule.Job) {
 		}
 		var body []byte
 		var err error
-		if t == 0 && d.model == q.in.models[0] {
+		if t == 0 {
 			body = q.in.inputsJSON[ci].Payloads[0] // built once, before the run
 		} else {
-			body, err = q.in.body(q.p, d.model, ci, t, history)
+			body, err = q.in.body(q.p, q.in.turnModels[ci][t], ci, t, history)
 		}
 		r := &record.Record{
 			SessionNum: int(n), ConversationID: conv.ID, CorrelationID: correlationID, TurnIndex: t, XRequestID: d.requestID, Phase: job.Phase,

@@ -2,18 +2,20 @@ package benchmark
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/llmbench/llmbench/internal/config"
+	"github.com/llmbench/llmbench/internal/dataset"
 	"github.com/llmbench/llmbench/internal/endpoint"
 	"github.com/llmbench/llmbench/internal/mockserver"
-	"github.com/llmbench/llmbench/internal/record"
 )
 
 // TestWaitForModel: the probes retry until the server is ready, carry the
@@ -81,25 +83,58 @@ func TestWaitForModel(t *testing.T) {
 	}
 }
 
-// TestModelSelection: round_robin gives request n model n mod count;
-// random uses every model about equally.
+// TestModelSelection: each prompt is given its model before the run, as
+// AIPerf assigns it: round_robin gives the nth prompt (over conversations
+// and their turns, in order) model n mod count; random uses every model
+// about equally; inputs.json's payloads name the model each is sent to.
 func TestModelSelection(t *testing.T) {
-	p := config.Default()
-	p.Endpoint.ModelNames = []string{"a", "b", "c"}
-	q := newRequester(p, &inputs{models: p.Endpoint.ModelNames}, nil, nil, record.NewClock(), nil, &collector{}, 1)
-	for n := range int64(7) {
-		if got, want := q.draw(n, false).model, p.Endpoint.ModelNames[n%3]; got != want {
-			t.Fatalf("request %d: model %s, want %s", n, got, want)
+	models := []string{"a", "b", "c"}
+	convs := []dataset.Conversation{{Turns: make([]dataset.Turn, 2)}, {Turns: make([]dataset.Turn, 1)}, {Turns: make([]dataset.Turn, 4)}}
+	in := &inputs{models: models, convs: convs}
+	in.assignModels(config.ModelRoundRobin, 1)
+	want := [][]string{{"a", "b"}, {"c"}, {"a", "b", "c", "a"}}
+	for i := range want {
+		if !slices.Equal(in.turnModels[i], want[i]) {
+			t.Fatalf("round_robin %v, want %v", in.turnModels, want)
 		}
 	}
-	q.p.Endpoint.ModelSelection = config.ModelRandom
-	counts := map[string]int{}
-	for n := range int64(3000) {
-		counts[q.draw(n, false).model]++
+	in.convs = make([]dataset.Conversation, 3000)
+	for i := range in.convs {
+		in.convs[i].Turns = make([]dataset.Turn, 1)
 	}
-	for _, m := range p.Endpoint.ModelNames {
+	in.assignModels(config.ModelRandom, 1)
+	counts := map[string]int{}
+	for _, m := range in.turnModels {
+		counts[m[0]]++
+	}
+	for _, m := range models {
 		if counts[m] < 900 || counts[m] > 1100 { // 1000 ± 3.5 sd
 			t.Fatalf("random selection %v", counts)
+		}
+	}
+
+	p := config.Default()
+	p.Endpoint.ModelNames = models
+	p.Tokenizer.Name = "builtin"
+	p.Loadgen.RequestCount = 4
+	p.Input.NumDatasetEntries = 4
+	if err := p.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	tok, corpus, err := loadText(context.Background(), p)
+	if err != nil || tok == nil {
+		t.Fatal(err)
+	}
+	built, err := buildInputs(p, 1, corpus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range built.inputsJSON {
+		var body struct {
+			Model string `json:"model"`
+		}
+		if err := json.Unmarshal(s.Payloads[0], &body); err != nil || body.Model != models[i%3] {
+			t.Fatalf("inputs.json payload %d names model %q, sent to %q", i, body.Model, models[i%3])
 		}
 	}
 }

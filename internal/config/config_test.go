@@ -419,3 +419,11 @@ func TestWorkloadFlags(t *testing.T) {
 		t.Errorf("--request-count given: %v %v", q.Loadgen.RequestCountGiven, err)
 	}
 }
+
+// TestNumPrompts: AIPerf's newest alias of --num-dataset-entries.
+func TestNumPrompts(t *testing.T) {
+	p, err := parse(t, "-m", "m", "--num-prompts", "7")
+	if err != nil || p.Input.NumDatasetEntries != 7 {
+		t.Fatalf("--num-prompts 7: %d, %v", p.Input.NumDatasetEntries, err)
+	}
+}

@@ -41,7 +41,7 @@ func BindFlags(fs *flag.FlagSet, p *Profile) *Flags {
 	f.vars(boolValue{&e.LegacyMaxTokens}, "Send chat's output limit as max_tokens instead of max_completion_tokens.", "use-legacy-max-tokens")
 
 	f.vars(&seedValue{&in.RandomSeed}, "Seed for synthetic data and request timing, for reproducible runs.", "random-seed")
-	f.vars((*intValue)(&in.NumDatasetEntries), "Number of distinct synthetic prompts; requests cycle through them.", "num-dataset-entries", "conversation-num", "num-conversations", "num-sessions")
+	f.vars((*intValue)(&in.NumDatasetEntries), "Number of distinct synthetic prompts; requests cycle through them.", "num-dataset-entries", "num-prompts", "conversation-num", "num-conversations", "num-sessions")
 	f.vars((*floatValue)(&in.Prompt.InputTokens.Mean), "Mean synthetic prompt length in tokens.", "synthetic-input-tokens-mean", "prompt-input-tokens-mean", "isl")
 	f.vars((*floatValue)(&in.Prompt.InputTokens.Stddev), "Standard deviation of the synthetic prompt length.", "synthetic-input-tokens-stddev", "prompt-input-tokens-stddev", "isl-stddev")
 	f.vars((*floatValue)(&in.Prompt.OutputTokens.Mean), "Mean output length in tokens, sent as max_completion_tokens (chat) or max_tokens (0: not sent).", "output-tokens-mean", "prompt-output-tokens-mean", "osl")

@@ -289,3 +289,26 @@ func TestTimeslicesGolden(t *testing.T) {
 		t.Fatalf("csv:\n%s", strings.Join(lines, "\n"))
 	}
 }
+
+// TestProfileCSVOwnRowsLast: llmbench's own metrics (schedule lateness)
+// follow AIPerf's rows, which keep their tag order and their positions.
+func TestProfileCSVOwnRowsLast(t *testing.T) {
+	d := stats.Summarize([]float64{1, 2, 3})
+	rs := metrics.Results{Metrics: []metrics.Result{
+		{Def: metrics.RecordDefs[metrics.TimeToFirstToken], Dist: &d},
+		{Def: metrics.RecordDefs[metrics.ScheduleLateness], Dist: &d},
+		{Def: metrics.RecordDefs[metrics.RequestLatency], Dist: &d},
+		{Def: metrics.DefGoodRequestFraction, Value: 0.5},
+		{Def: metrics.DefRequestCount, Value: 3},
+	}}
+	var first []string
+	for _, line := range strings.Split(string(ProfileCSV(rs)), "\n") {
+		if name, _, ok := strings.Cut(line, ","); ok {
+			first = append(first, name)
+		}
+	}
+	want := []string{"Metric", "Request Latency (ms)", "Time to First Token (ms)", "Schedule Lateness (ms)", "Metric", "GoodRequestFraction (ratio)", "Request Count"}
+	if !slices.Equal(first, want) {
+		t.Fatalf("rows %q\nwant %q", first, want)
+	}
+}

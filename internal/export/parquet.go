@@ -208,8 +208,11 @@ func parquetMetadata(sm ServerMetrics, labels []string, metricTypes map[string]s
 		"aiperf.exporter":             "ServerMetricsParquetExporter", // AIPerf's class name, which readers check
 		"aiperf.export_timestamp_utc": time.Now().UTC().Format(time.RFC3339Nano),
 		"aiperf.time_filter_start_ns": strconv.FormatInt(sm.Window.StartNs, 10),
-		// The rows run to the final scrape, which counter totals include.
-		"aiperf.time_filter_end_ns":         strconv.FormatInt(lastRowNs, 10),
+		// The profiling end, as profiling_duration_ns and the JSON's
+		// end_time say. Counter and histogram rows run on to the final
+		// scrape (their totals include it): llmbench.final_scrape_ns.
+		"aiperf.time_filter_end_ns":         strconv.FormatInt(sm.Window.EndNs, 10),
+		"llmbench.final_scrape_ns":          strconv.FormatInt(lastRowNs, 10),
 		"aiperf.profiling_duration_ns":      strconv.FormatInt(sm.Window.EndNs-sm.Window.StartNs, 10),
 		"aiperf.profiling_duration_seconds": strconv.FormatFloat(sm.Window.DurationSeconds(), 'f', -1, 64),
 		"aiperf.endpoint_urls":              j(nonNil(sm.Successful)),

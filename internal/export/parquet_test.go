@@ -122,7 +122,7 @@ func TestParquetReadByDuckDB(t *testing.T) {
 	for k, v := range map[string]string{"aiperf.schema_version": "1.0", "aiperf.benchmark_id": "bench-1", "aiperf.version": "0.1.0",
 		"aiperf.label_columns": `["engine","model_name"]`, "aiperf.metric_count": "3", "aiperf.endpoint_count": "1",
 		"aiperf.metric_type_counts": `{"counter":1,"gauge":1,"histogram":1,"unknown":0}`, "aiperf.time_filter_start_ns": "500000000",
-		"aiperf.profiling_duration_seconds": "1.5", "aiperf.model_names": `["m"]`, "aiperf.concurrency": "4",
+		"aiperf.time_filter_end_ns": "2000000000", "aiperf.profiling_duration_ns": "1500000000", "aiperf.profiling_duration_seconds": "1.5", "aiperf.model_names": `["m"]`, "aiperf.concurrency": "4",
 		"aiperf.exporter": "ServerMetricsParquetExporter"} {
 		if kv[k] != v {
 			t.Errorf("metadata %s = %q, want %q", k, kv[k], v)

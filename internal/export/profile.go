@@ -302,7 +302,7 @@ func ProfileCSV(rs metrics.Results) []byte {
 }
 
 // sortedByTag returns the exported metrics sorted by tag, as AIPerf's CSV
-// exporters order their rows.
+// exporters order their rows, llmbench's own metrics last.
 func sortedByTag(rs metrics.Results) []metrics.Result {
 	sorted := make([]metrics.Result, 0, len(rs.Metrics))
 	for _, r := range rs.Metrics {
@@ -310,7 +310,17 @@ func sortedByTag(rs metrics.Results) []metrics.Result {
 			sorted = append(sorted, r)
 		}
 	}
-	slices.SortStableFunc(sorted, func(a, b metrics.Result) int { return strings.Compare(a.Def.Tag, b.Def.Tag) })
+	// llmbench's own rows come after AIPerf's, so AIPerf's keep the
+	// positions its users' scripts may read them at.
+	slices.SortStableFunc(sorted, func(a, b metrics.Result) int {
+		if ao, bo := a.Def.Has(metrics.Own), b.Def.Has(metrics.Own); ao != bo {
+			if ao {
+				return 1
+			}
+			return -1
+		}
+		return strings.Compare(a.Def.Tag, b.Def.Tag)
+	})
 	return sorted
 }
 

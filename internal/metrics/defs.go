@@ -22,6 +22,9 @@ const (
 	Internal
 	// Goodput metrics exist only when --goodput sets SLOs.
 	Goodput
+	// Own metrics are llmbench's, not AIPerf's: exporters list them after
+	// AIPerf's, so rows AIPerf users' scripts find by position stay put.
+	Own
 )
 
 // Kind is when a metric is computed.
@@ -136,9 +139,9 @@ var RecordDefs = [numRecordMetrics]Def{
 	HTTPReqDataReceived:          {"http_req_data_received", "HTTP Data Received", "KB", Record, HTTPTraceOnly | NoConsole},
 	HTTPReqChunksSent:            {"http_req_chunks_sent", "HTTP Chunks Sent", "count", Record, HTTPTraceOnly | NoConsole},
 	HTTPReqChunksReceived:        {"http_req_chunks_received", "HTTP Chunks Received", "count", Record, HTTPTraceOnly | NoConsole},
-	ScheduleLateness:             {"schedule_lateness", "Schedule Lateness", "ms", Record, NoConsole},
-	TimeToFirstTokenFromSchedule: {"time_to_first_token_from_schedule", "Time to First Token From Schedule", "ms", Record, StreamingOnly | ProducesTokensOnly | NoConsole},
-	RequestLatencyFromSchedule:   {"request_latency_from_schedule", "Request Latency From Schedule", "ms", Record, NoConsole},
+	ScheduleLateness:             {"schedule_lateness", "Schedule Lateness", "ms", Record, NoConsole | Own},
+	TimeToFirstTokenFromSchedule: {"time_to_first_token_from_schedule", "Time to First Token From Schedule", "ms", Record, StreamingOnly | ProducesTokensOnly | NoConsole | Own},
+	RequestLatencyFromSchedule:   {"request_latency_from_schedule", "Request Latency From Schedule", "ms", Record, NoConsole | Own},
 }
 
 // Aggregate and derived metric definitions, in the order they are exported.
@@ -154,7 +157,7 @@ var (
 	DefBenchmarkDuration     = Def{"benchmark_duration", "Benchmark Duration", "sec", Derived, NoConsole}
 	DefRequestThroughput     = Def{"request_throughput", "Request Throughput", "requests/sec", Derived, LargerIsBetter}
 	DefGoodput               = Def{"goodput", "Goodput", "requests/sec", Derived, Goodput | LargerIsBetter}
-	DefGoodRequestFraction   = Def{"good_request_fraction", "Good Request Fraction", "ratio", Derived, Goodput | LargerIsBetter | NoConsole}
+	DefGoodRequestFraction   = Def{"good_request_fraction", "GoodRequestFraction", "ratio", Derived, Goodput | LargerIsBetter | NoConsole}
 	DefOutputTokenThroughput = Def{"output_token_throughput", "Output Token Throughput", "tokens/sec", Derived, ProducesTokensOnly | LargerIsBetter}
 	DefTotalTokenThroughput  = Def{"total_token_throughput", "Total Token Throughput", "tokens/sec", Derived, ProducesTokensOnly | LargerIsBetter | NoConsole}
 	DefTotalOutputTokens     = Def{"total_output_tokens", "Total Output Tokens", "tokens", Derived, ProducesTokensOnly | NoConsole}

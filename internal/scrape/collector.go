@@ -190,21 +190,27 @@ func (c *Collector) Configured() []string {
 }
 
 // Start tests every endpoint (the baseline scrape, bounded by the
-// reachability timeout, all at once), then scrapes each on its own
-// schedule until Finish. Unreachable or non-Prometheus endpoints are
-// disabled with one warning each.
+// reachability timeout, all at once) and returns when every one has
+// answered or failed. Each endpoint then scrapes on its own schedule,
+// from its own baseline on, until Finish: one whose first scrape hangs
+// delays neither the others' schedules nor their liveness. Unreachable or
+// non-Prometheus endpoints are disabled with one warning each.
 func (c *Collector) Start(ctx context.Context) {
-	var wg sync.WaitGroup
-	for _, e := range c.endpoints {
-		wg.Go(func() { c.scrape(ctx, e, true) })
-	}
-	wg.Wait()
 	loopCtx, cancel := context.WithCancel(ctx)
 	c.cancel = cancel
-	start := time.Now()
+	var baselines sync.WaitGroup
 	for _, e := range c.endpoints {
-		c.loops.Go(func() { c.loop(loopCtx, e, start) })
+		baselines.Add(1)
+		c.loops.Go(func() {
+			c.scrape(ctx, e, true)
+			start := time.Now()
+			baselines.Done()
+			if !e.isDisabled() {
+				c.loop(loopCtx, e, start)
+			}
+		})
 	}
+	baselines.Wait()
 	c.loops.Go(func() { c.watch(loopCtx) })
 }
 

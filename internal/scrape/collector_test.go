@@ -342,3 +342,32 @@ func TestOptionalEndpoints(t *testing.T) {
 		t.Fatal("a snapshot after Finish")
 	}
 }
+
+// TestHungFirstScrapeDelaysNoOther: while one endpoint's first scrape
+// hangs for the reachability timeout, a healthy one is scraped on its own
+// schedule, and is neither warned about as stalled nor reported partial.
+func TestHungFirstScrapeDelaysNoOther(t *testing.T) {
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
+	defer hang.Close()
+	_, healthy := mock(t, nil)
+	var log bytes.Buffer
+	var got sink
+	c := NewCollector(Options{
+		URLs: []string{healthy + "/metrics", hang.URL + "/metrics"}, Interval: 50 * time.Millisecond, ReachabilityTimeout: 800 * time.Millisecond,
+		Clock: record.NewClock(), Log: &log, Sink: got.add,
+	})
+	c.Start(context.Background())
+	// The healthy endpoint went on while Start waited for the other.
+	if n := len(got.from(healthy + "/metrics")); n < 5 {
+		t.Fatalf("%d scrapes of the healthy endpoint during the other's 800 ms probe", n)
+	}
+	time.Sleep(200 * time.Millisecond)
+	c.Finish(context.Background(), context.Background())
+	infos := c.Infos()
+	if infos[0].Status != "ok" || infos[1].Status != "failed" {
+		t.Fatalf("status %s and %s, want ok and failed", infos[0].Status, infos[1].Status)
+	}
+	if strings.Contains(log.String(), "has not answered") || !strings.Contains(log.String(), hang.URL) {
+		t.Fatalf("log: %s", log.String())
+	}
+}
