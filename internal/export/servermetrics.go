@@ -8,6 +8,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/llmbench/llmbench/internal/scrape"
@@ -298,35 +299,40 @@ func seriesToJSON(s servermetrics.SeriesStats, dur float64) seriesJSON {
 	return out
 }
 
-// ServerMetricsCSV renders server_metrics_export.csv: sections for gauge,
-// counter, histogram, unknown and info metrics, always all five and in
-// that order (an empty one is its header alone), so scripts can take the
-// sections by position; blank lines separate them. Each row is one series,
-// its labels expanded into columns (the union of the section's label
-// names, sorted; see labelHeaders for names that collide).
+// ServerMetricsCSV renders server_metrics_export.csv in AIPerf's layout
+// (its ServerMetricsCsvExporter): sections gauge, counter, histogram,
+// unknown and info, in that order, an empty one left out, one blank line
+// between them. Each metric section's header is
+// Endpoint,Type,Metric,Unit,<statistics>,<label columns>,Description (and
+// buckets for histograms): Endpoint is host:port (the URL without its
+// scheme and /metrics), one row per series, floats with 4 decimals,
+// counts as integers, a value that does not exist an empty cell (never
+// NaN). Statistics: gauge and unknown avg,min,max,std,p1…p99; counter
+// total,rate,rate_avg,rate_min,rate_max,rate_std (the rate_* with time
+// slices); histogram count,count_rate,sum,sum_rate,avg,p1_estimate…
+// p99_estimate, buckets as le=count pairs joined by ";". The info section
+// is transposed: Endpoint,Metric,Key,Value,Description, one row per label
+// of each _info metric. Where llmbench differs: no "# AIPerf …" comment
+// block above the first section and "\n" line endings, so that the
+// documented split on blank lines reads every section with pandas; label
+// columns sorted by name; rows by metric, endpoint and labels.
 func ServerMetricsCSV(sm ServerMetrics) ([]byte, error) {
 	type section struct {
-		name  string
+		typ   string
 		stats []string
 		keep  func(servermetrics.Metric) bool
-		row   func(servermetrics.SeriesStats, float64) []string
-	}
-	num := func(v float64) string {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return ""
-		}
-		return strconv.FormatFloat(v, 'f', -1, 64)
+		row   func(servermetrics.SeriesStats) []string
 	}
 	pct := make([]string, len(stats.PercentileNames))
 	est := make([]string, len(stats.PercentileNames))
 	for i, n := range stats.PercentileNames {
 		pct[i], est[i] = n, n+"_estimate"
 	}
-	gaugeRow := func(s servermetrics.SeriesStats, _ float64) []string {
+	gaugeRow := func(s servermetrics.SeriesStats) []string {
 		g := s.Gauge
-		r := []string{num(g.Avg), num(g.Min), num(g.Max), num(g.Std)}
+		r := []string{csv4(g.Avg), csv4(g.Min), csv4(g.Max), csv4(g.Std)}
 		for _, p := range g.P {
-			r = append(r, num(p))
+			r = append(r, csv4(p))
 		}
 		return r
 	}
@@ -334,29 +340,29 @@ func ServerMetricsCSV(sm ServerMetrics) ([]byte, error) {
 		{"gauge", append([]string{"avg", "min", "max", "std"}, pct...),
 			func(m servermetrics.Metric) bool { return m.Type == scrape.Gauge && !m.Info }, gaugeRow},
 		{"counter", []string{"total", "rate", "rate_avg", "rate_min", "rate_max", "rate_std"},
-			func(m servermetrics.Metric) bool { return m.Type == scrape.Counter },
-			func(s servermetrics.SeriesStats, _ float64) []string {
+			func(m servermetrics.Metric) bool { return m.Type == scrape.Counter && !m.Info },
+			func(s servermetrics.SeriesStats) []string {
 				c := s.Counter
-				r := []string{num(c.Total), num(c.Rate), "", "", "", ""}
+				r := []string{csv4(c.Total), csv4(c.Rate), "", "", "", ""}
 				if q := c.SliceRates; q != nil {
-					r[2], r[3], r[4], r[5] = num(q.Avg), num(q.Min), num(q.Max), num(q.Std)
+					r[2], r[3], r[4], r[5] = csv4(q.Avg), csv4(q.Min), csv4(q.Max), csv4(q.Std)
 				}
 				return r
 			}},
-		{"histogram", append([]string{"count", "sum", "avg", "count_rate", "sum_rate"}, est...),
-			func(m servermetrics.Metric) bool { return m.Type == scrape.Histogram },
-			func(s servermetrics.SeriesStats, dur float64) []string {
-				h := s.Hist
-				r := []string{num(h.Count), "", "", "", ""}
+		{"histogram", append([]string{"count", "count_rate", "sum", "sum_rate", "avg"}, est...),
+			func(m servermetrics.Metric) bool { return m.Type == scrape.Histogram && !m.Info },
+			func(s servermetrics.SeriesStats) []string {
+				h, dur := s.Hist, s.ObservedSeconds
+				r := []string{csvCount(h.Count), "", "", "", ""}
 				if h.Count > 0 {
-					r[1], r[2] = num(h.Sum), num(h.Sum/h.Count)
+					r[2], r[4] = csv4(h.Sum), csv4(h.Sum/h.Count)
 					if dur > 0 {
-						r[3], r[4] = num(h.Count/dur), num(h.Sum/dur)
+						r[1], r[3] = csv4(h.Count/dur), csv4(h.Sum/dur)
 					}
 				}
 				for _, e := range h.Estimates {
 					if h.Count > 0 {
-						r = append(r, num(e))
+						r = append(r, csv4(e))
 					} else {
 						r = append(r, "")
 					}
@@ -364,58 +370,146 @@ func ServerMetricsCSV(sm ServerMetrics) ([]byte, error) {
 				return r
 			}},
 		{"unknown", append([]string{"avg", "min", "max", "std"}, pct...),
-			func(m servermetrics.Metric) bool { return m.Type == scrape.Unknown }, gaugeRow},
-		{"info", []string{"value"},
-			func(m servermetrics.Metric) bool { return m.Info },
-			func(s servermetrics.SeriesStats, _ float64) []string { return []string{num(s.Gauge.Last)} }},
+			func(m servermetrics.Metric) bool { return m.Type == scrape.Unknown && !m.Info }, gaugeRow},
 	}
 	var buf bytes.Buffer
-	wrote := false
+	w := csv.NewWriter(&buf)
+	separate := func() {
+		w.Flush()
+		if buf.Len() > 0 {
+			buf.WriteByte('\n')
+		}
+	}
 	for _, sec := range sections {
-		var ms []servermetrics.Metric
+		type row struct {
+			m servermetrics.Metric
+			s servermetrics.SeriesStats
+		}
+		var rows []row
 		labelSet := map[string]bool{}
 		for _, m := range sm.Metrics {
-			if sec.keep(m) {
-				ms = append(ms, m)
-				for _, s := range m.Series {
-					for _, l := range s.Labels {
-						labelSet[l.Name] = true
-					}
+			if !sec.keep(m) {
+				continue
+			}
+			for _, s := range m.Series {
+				rows = append(rows, row{m, s})
+				for _, l := range s.Labels {
+					labelSet[l.Name] = true
 				}
 			}
 		}
+		if len(rows) == 0 {
+			continue // AIPerf leaves an empty section out
+		}
+		sort.SliceStable(rows, func(i, j int) bool {
+			a, b := rows[i], rows[j]
+			if a.m.Name != b.m.Name {
+				return a.m.Name < b.m.Name
+			}
+			if a.s.Endpoint != b.s.Endpoint {
+				return a.s.Endpoint < b.s.Endpoint
+			}
+			return scrape.LabelKey(a.s.Labels) < scrape.LabelKey(b.s.Labels)
+		})
 		labels := make([]string, 0, len(labelSet))
 		for l := range labelSet {
 			labels = append(labels, l)
 		}
 		sort.Strings(labels)
-		if wrote {
-			buf.WriteByte('\n')
+		fixed := []string{"Endpoint", "Type", "Metric", "Unit"}
+		tail := []string{"Description"}
+		if sec.typ == "histogram" {
+			tail = append(tail, "buckets")
 		}
-		wrote = true
-		w := csv.NewWriter(&buf)
-		head := []string{"metric_type", "endpoint_url", "metric_name", "unit"}
-		head = append(append(head, labelHeaders(head, labels, sec.stats)...), sec.stats...)
+		separate()
+		head := append(append([]string(nil), fixed...), sec.stats...)
+		head = append(append(head, labelHeaders(append(fixed, tail...), labels, sec.stats)...), tail...)
 		_ = w.Write(head)
-		for _, m := range ms {
-			for _, s := range m.Series {
-				row := []string{sec.name, s.Endpoint, m.Name, m.Unit}
-				vals := map[string]string{}
-				for _, l := range s.Labels {
-					vals[l.Name] = l.Value
-				}
-				for _, l := range labels {
-					row = append(row, vals[l])
-				}
-				_ = w.Write(append(row, sec.row(s, s.ObservedSeconds)...))
+		for _, r := range rows {
+			line := append([]string{csvEndpoint(r.s.Endpoint), sec.typ, r.m.Name, r.m.Unit}, sec.row(r.s)...)
+			vals := map[string]string{}
+			for _, l := range r.s.Labels {
+				vals[l.Name] = l.Value
 			}
-		}
-		w.Flush()
-		if err := w.Error(); err != nil {
-			return nil, fmt.Errorf("write server metrics CSV: %w", err)
+			for _, l := range labels {
+				line = append(line, vals[l])
+			}
+			line = append(line, r.m.Description)
+			if h := r.s.Hist; sec.typ == "histogram" && h != nil {
+				pairs := make([]string, len(h.Buckets))
+				for i, c := range h.Buckets {
+					pairs[i] = h.BoundText[i] + "=" + csvCount(c)
+				}
+				line = append(line, strings.Join(pairs, ";"))
+			}
+			_ = w.Write(line)
 		}
 	}
+	// The info section, transposed: one row per label of each _info metric.
+	type infoRow struct{ endpoint, metric, key, value, desc string }
+	var info []infoRow
+	for _, m := range sm.Metrics {
+		if !m.Info {
+			continue
+		}
+		for _, s := range m.Series {
+			for _, l := range s.Labels {
+				info = append(info, infoRow{csvEndpoint(s.Endpoint), m.Name, l.Name, l.Value, m.Description})
+			}
+		}
+	}
+	if len(info) > 0 {
+		sort.SliceStable(info, func(i, j int) bool {
+			a, b := info[i], info[j]
+			if a.metric != b.metric {
+				return a.metric < b.metric
+			}
+			if a.endpoint != b.endpoint {
+				return a.endpoint < b.endpoint
+			}
+			return a.key < b.key
+		})
+		separate()
+		_ = w.Write([]string{"Endpoint", "Metric", "Key", "Value", "Description"})
+		for _, r := range info {
+			_ = w.Write([]string{r.endpoint, r.metric, r.key, r.value, r.desc})
+		}
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		return nil, fmt.Errorf("write server metrics CSV: %w", err)
+	}
 	return buf.Bytes(), nil
+}
+
+// csv4 formats a statistic as AIPerf's server-metrics CSV does: four
+// decimals; no value (NaN, ±Inf) an empty cell.
+func csv4(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return ""
+	}
+	return strconv.FormatFloat(v, 'f', 4, 64)
+}
+
+// csvCount writes a count as an integer, as AIPerf writes Python ints.
+func csvCount(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return ""
+	}
+	if v == math.Trunc(v) && math.Abs(v) < 1<<53 {
+		return strconv.FormatInt(int64(v), 10)
+	}
+	return csv4(v)
+}
+
+// csvEndpoint is an endpoint as AIPerf's CSV names it: the URL without its
+// scheme and a trailing /metrics (http://localhost:8000/metrics →
+// localhost:8000); another path stays.
+func csvEndpoint(u string) string {
+	if _, rest, ok := strings.Cut(u, "://"); ok {
+		u = rest
+	}
+	return strings.TrimSuffix(u, "/metrics")
 }
 
 // labelHeaders names the label columns: a label named like a fixed or

@@ -119,35 +119,24 @@ func TestServerMetricsCSVGolden(t *testing.T) {
 	golden(t, "server_metrics_export.csv", got)
 }
 
-// TestServerMetricsCSVAlwaysFiveSections: with only gauges, the counter,
-// histogram, unknown and info sections are still there, as headers, in
-// order, so scripts can take sections by position.
-func TestServerMetricsCSVAlwaysFiveSections(t *testing.T) {
+// TestServerMetricsCSVEmptySectionsLeftOut: with only a gauge, the file
+// is the gauge section alone, in AIPerf's columns, as AIPerf leaves empty
+// sections out.
+func TestServerMetricsCSVEmptySectionsLeftOut(t *testing.T) {
 	st := servermetrics.NewStore()
 	for i := range 3 {
-		st.Add(&scrape.Snapshot{Endpoint: "http://a/metrics", FirstByteNs: int64(i) * sec, Families: []scrape.Family{
-			{Name: "g", Type: scrape.Gauge, Series: []scrape.Series{{Value: float64(i)}}}}})
+		st.Add(&scrape.Snapshot{Endpoint: "http://a:8000/metrics", FirstByteNs: int64(i) * sec, Families: []scrape.Family{
+			{Name: "g", Help: "A gauge, with a comma.", Type: scrape.Gauge, Series: []scrape.Series{{Value: float64(i)}}}}})
 	}
 	w := servermetrics.Window{StartNs: 0, EndNs: 2 * sec}
 	got, err := ServerMetricsCSV(ServerMetrics{Metrics: st.Aggregate(w, stats.BucketLinear{}), Window: w})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sections := strings.Split(strings.TrimRight(string(got), "\n"), "\n\n")
-	want := []string{
-		"metric_type,endpoint_url,metric_name,unit,avg,min,max,std,p1,p5,p10,p25,p50,p75,p90,p95,p99\ngauge,http://a/metrics,g,,1,0,2,1,0.02,0.1,0.2,0.5,1,1.5,1.8,1.9,1.98",
-		"metric_type,endpoint_url,metric_name,unit,total,rate,rate_avg,rate_min,rate_max,rate_std",
-		"metric_type,endpoint_url,metric_name,unit,count,sum,avg,count_rate,sum_rate,p1_estimate,p5_estimate,p10_estimate,p25_estimate,p50_estimate,p75_estimate,p90_estimate,p95_estimate,p99_estimate",
-		"metric_type,endpoint_url,metric_name,unit,avg,min,max,std,p1,p5,p10,p25,p50,p75,p90,p95,p99",
-		"metric_type,endpoint_url,metric_name,unit,value",
-	}
-	if len(sections) != len(want) {
-		t.Fatalf("%d sections, want 5:\n%s", len(sections), got)
-	}
-	for i := range want {
-		if sections[i] != want[i] {
-			t.Errorf("section %d:\n got %q\nwant %q", i, sections[i], want[i])
-		}
+	want := "Endpoint,Type,Metric,Unit,avg,min,max,std,p1,p5,p10,p25,p50,p75,p90,p95,p99,Description\n" +
+		"a:8000,gauge,g,,1.0000,0.0000,2.0000,1.0000,0.0200,0.1000,0.2000,0.5000,1.0000,1.5000,1.8000,1.9000,1.9800,\"A gauge, with a comma.\"\n"
+	if string(got) != want {
+		t.Fatalf("got\n%s\nwant\n%s", got, want)
 	}
 }
 
@@ -180,8 +169,8 @@ func TestServerMetricsCSVLabelCollisions(t *testing.T) {
 	for i := range 2 {
 		st.Add(&scrape.Snapshot{Endpoint: "http://a/metrics", FirstByteNs: int64(i) * sec, Families: []scrape.Family{
 			{Name: "g", Type: scrape.Gauge, Series: []scrape.Series{
-				{Labels: []scrape.Label{{Name: "avg", Value: "x"}, {Name: "label_avg", Value: "z"}, {Name: "unit", Value: "y"}}, Value: 1},
-				{Labels: []scrape.Label{{Name: "avg", Value: "x2"}, {Name: "label_avg", Value: "z"}, {Name: "unit", Value: "y"}}, Value: 2},
+				{Labels: []scrape.Label{{Name: "Description", Value: "y"}, {Name: "avg", Value: "x"}, {Name: "label_avg", Value: "z"}}, Value: 1},
+				{Labels: []scrape.Label{{Name: "Description", Value: "y"}, {Name: "avg", Value: "x2"}, {Name: "label_avg", Value: "z"}}, Value: 2},
 			}}}})
 	}
 	w := servermetrics.Window{StartNs: 0, EndNs: sec}
@@ -190,8 +179,8 @@ func TestServerMetricsCSVLabelCollisions(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(string(got), "\n")
-	wantHead := "metric_type,endpoint_url,metric_name,unit,label_avg,label_label_avg,label_unit,avg,min,max,std,p1,p5,p10,p25,p50,p75,p90,p95,p99"
-	if lines[0] != wantHead || !strings.HasPrefix(lines[1], "gauge,http://a/metrics,g,,x,z,y,1,") || !strings.HasPrefix(lines[2], "gauge,http://a/metrics,g,,x2,z,y,2,") {
+	wantHead := "Endpoint,Type,Metric,Unit,avg,min,max,std,p1,p5,p10,p25,p50,p75,p90,p95,p99,label_Description,label_avg,label_label_avg,Description"
+	if lines[0] != wantHead || !strings.HasPrefix(lines[1], "a,gauge,g,,1.0000,") || !strings.HasSuffix(lines[1], ",y,x,z,") || !strings.HasSuffix(lines[2], ",y,x2,z,") {
 		t.Fatalf("csv:\n%s", got)
 	}
 }
