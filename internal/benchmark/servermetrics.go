@@ -77,7 +77,11 @@ func newServerMetrics(p config.Profile, targets []target, dir string, clock reco
 
 // warnResets says, once per series, that a counter or histogram was reset
 // during the run and how its increase was counted.
-func warnResets(log io.Writer, metrics []servermetrics.Metric) {
+func warnResets(log io.Writer, metrics []servermetrics.Metric, clamped bool) {
+	how := "its increase is counted across the reset, as Prometheus' increase() does"
+	if clamped {
+		how = "with --counter-resets clamp its total is clamped at 0 (AIPerf's rule), losing what was counted before"
+	}
 	for _, m := range metrics {
 		for _, s := range m.Series {
 			if len(s.Resets) == 0 {
@@ -87,8 +91,8 @@ func warnResets(log io.Writer, metrics []servermetrics.Metric) {
 			if len(s.Labels) > 0 {
 				labels = "{" + scrape.LabelKey(s.Labels) + "}"
 			}
-			fmt.Fprintf(log, "WARNING  Server metric %s%s on %s was reset %d time(s) during the run, first at %s (a server restart?); its increase is counted across the reset, as Prometheus' increase() does.\n",
-				m.Name, labels, s.Endpoint, len(s.Resets), time.Unix(0, s.Resets[0]).UTC().Format("15:04:05.000 UTC"))
+			fmt.Fprintf(log, "WARNING  Server metric %s%s on %s was reset %d time(s) during the run, first at %s (a server restart?); %s.\n",
+				m.Name, labels, s.Endpoint, len(s.Resets), time.Unix(0, s.Resets[0]).UTC().Format("15:04:05.000 UTC"), how)
 		}
 	}
 }
@@ -136,7 +140,8 @@ func (sm *serverMetrics) export(dir string, win *window, base export.ServerMetri
 			successful = append(successful, in.URL)
 		}
 	}
-	w := servermetrics.Window{StartNs: startNs, EndNs: endNs, SliceNs: int64(sm.cfg.SliceSeconds * 1e9), UpdateIntervalNs: intervals}
+	w := servermetrics.Window{StartNs: startNs, EndNs: endNs, SliceNs: int64(sm.cfg.SliceSeconds * 1e9), UpdateIntervalNs: intervals,
+		ClampResets: sm.cfg.CounterResets == config.ResetsClamp}
 	base.Configured, base.Successful, base.Infos = sm.collector.Configured(), successful, infos
 	store := sm.store
 	if !win.profiled {
@@ -146,7 +151,7 @@ func (sm *serverMetrics) export(dir string, win *window, base export.ServerMetri
 		store = servermetrics.NewStore()
 	}
 	base.Metrics = store.Aggregate(w, estimatorNamed(sm.cfg.HistogramEstimator))
-	warnResets(sm.log, base.Metrics)
+	warnResets(sm.log, base.Metrics, w.ClampResets)
 	base.Window, base.Start, base.End = w, start, end
 
 	var files []string

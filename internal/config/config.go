@@ -252,6 +252,11 @@ type ServerMetrics struct {
 	// (llmbench's), aiperf (AIPerf's polynomial estimator) or linear
 	// (Prometheus' histogram_quantile).
 	HistogramEstimator string `json:"histogram_estimator"`
+	// CounterResets is how a counter or histogram that went down (a
+	// server restart) is counted: increase (across the reset, as
+	// Prometheus' increase(); the default) or clamp (AIPerf's: the total
+	// clamped at 0), recorded in every export's input_config.
+	CounterResets string `json:"counter_resets"`
 	// From AIPERF_SERVER_METRICS_* environment variables.
 	Interval            time.Duration `json:"-"`
 	Flush               time.Duration `json:"-"`
@@ -263,6 +268,12 @@ const (
 	EstimatorIntervalFit = "interval-fit"
 	EstimatorAIPerf      = "aiperf"
 	EstimatorLinear      = "linear"
+)
+
+// Counter reset rules of --counter-resets.
+const (
+	ResetsIncrease = "increase"
+	ResetsClamp    = "clamp"
 )
 
 // Server metrics export formats.
@@ -322,6 +333,7 @@ func Default() Profile {
 		ServerMetrics: ServerMetrics{
 			Formats:             []string{FormatJSON, FormatCSV, FormatParquet},
 			HistogramEstimator:  EstimatorIntervalFit,
+			CounterResets:       ResetsIncrease,
 			Interval:            333 * time.Millisecond,
 			Flush:               2 * time.Second,
 			ReachabilityTimeout: 10 * time.Second,
@@ -551,6 +563,11 @@ func (p *Profile) Finish() error {
 	case EstimatorIntervalFit, EstimatorAIPerf, EstimatorLinear:
 	default:
 		return fmt.Errorf("--histogram-estimator %q: use interval-fit, aiperf or linear", sm.HistogramEstimator)
+	}
+	switch sm.CounterResets {
+	case ResetsIncrease, ResetsClamp:
+	default:
+		return fmt.Errorf("--counter-resets %q: use increase or clamp", sm.CounterResets)
 	}
 	if sm.SliceSeconds < 0 {
 		return errors.New("--slice-duration cannot be negative")

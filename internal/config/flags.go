@@ -105,6 +105,7 @@ func BindFlags(fs *flag.FlagSet, p *Profile) *Flags {
 	f.vars(gpuTelemetryItems{gt}, "Show GPU telemetry after the run; optionally with items: DCGM exporter URLs (host:port or http://…/metrics), a custom DCGM metrics .csv file, dashboard. Without it, telemetry is still collected from the default DCGM exporters (localhost:9400 and :9401) when they answer, and exported.", "gpu-telemetry")
 	f.vars(boolValue{&gt.Disabled}, "Do not collect GPU telemetry.", "no-gpu-telemetry")
 	f.vars((*stringValue)(&gt.CounterWindow), "How GPU counters (energy) are measured over the profiling window: exact (read at its start and end, counted across resets; the default) or aiperf (AIPerf's: last reading up to 0.666 s after the end minus the last before the start, clamped at 0).", "gpu-counter-window")
+	f.vars((*stringValue)(&sm.CounterResets), "How a server counter or histogram that went down (a restart) is counted: increase (across the reset, as Prometheus' increase(); the default) or clamp (AIPerf's rule: the total clamped at 0, losing what came before), to reproduce AIPerf's numbers.", "counter-resets", "server-metrics-counter-resets")
 	f.vars((*floatValue)(&sm.SliceSeconds), "Time-slice length in seconds for the client and server metrics statistics (0: none).", "slice-duration")
 	return f
 }

@@ -25,6 +25,12 @@ type Window struct {
 	// SliceNs is shorter, that endpoint falls back to one slice per
 	// scrape interval.
 	UpdateIntervalNs map[string]int64
+	// ClampResets is AIPerf's counter-reset rule, for reproducing its
+	// numbers: a counter's total is max(last − reference, 0), a histogram
+	// whose buckets went down gets no estimates; nothing is counted across
+	// a reset. The default counts increases across resets, as Prometheus'
+	// increase() does.
+	ClampResets bool
 }
 
 // DurationSeconds is the window's length.
@@ -178,7 +184,12 @@ func (st *Store) aggregateSeries(s *Series, w Window, est Estimator, qs []float6
 	}
 	last := len(s.T) - 1
 	out.ObservedSeconds = float64(min(w.EndNs, s.T[last])-w.StartNs) / 1e9
-	s, resets := resetCorrected(s)
+	var resets []int64
+	if w.ClampResets {
+		_, resets = resetCorrected(s) // found, to be warned about, not undone
+	} else {
+		s, resets = resetCorrected(s)
+	}
 	for _, t := range resets {
 		if (ref < 0 || t > s.T[ref]) && t <= s.T[last] {
 			out.Resets = append(out.Resets, t)
@@ -196,7 +207,8 @@ func (st *Store) aggregateSeries(s *Series, w Window, est Estimator, qs []float6
 			}
 			return s.V[i]
 		}
-		// Monotone after resetCorrected; the clamp only guards rounding.
+		// Monotone after resetCorrected, where the clamp only guards
+		// rounding; AIPerf's rule itself with ClampResets.
 		total := math.Max(0, at(last)-at(ref))
 		c := &CounterStats{Total: total}
 		if d := out.ObservedSeconds; d > 0 {
@@ -208,7 +220,7 @@ func (st *Store) aggregateSeries(s *Series, w Window, est Estimator, qs []float6
 			c.SliceRates = rateStats(out.Slices)
 		}
 	case scrape.Histogram:
-		h := histStats(s, ref, last, est, qs)
+		h := histStats(s, ref, last, est, qs, w.ClampResets)
 		out.Hist = h
 		if w.SliceNs > 0 && h.Count > 0 {
 			out.Slices = histSlices(s, w, ref)
@@ -336,10 +348,20 @@ func histDelta(s *Series, from, to int) (count, sum float64, buckets []float64) 
 	return count, sum, buckets
 }
 
-func histStats(s *Series, ref, last int, est Estimator, qs []float64) *HistStats {
+// histStats summarises a histogram from sample ref to last; with clamp
+// (AIPerf's rule on raw values) a bucket that went down means no
+// estimates, as AIPerf makes none then.
+func histStats(s *Series, ref, last int, est Estimator, qs []float64, clamp bool) *HistStats {
 	h := &HistStats{Bounds: s.Bounds, BoundText: s.BoundText}
 	count, sum, buckets := histDelta(s, ref, last)
 	h.Count, h.Sum, h.Buckets = count, sum, buckets
+	if clamp && ref >= 0 {
+		for i := range s.Bounds {
+			if s.B[last][i] < s.B[ref][i] {
+				return h
+			}
+		}
+	}
 	if count > 0 {
 		e := est.Quantiles(histSeries(s, ref, last), qs)
 		copy(h.Estimates[:], e)

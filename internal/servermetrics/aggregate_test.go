@@ -189,6 +189,12 @@ func TestHistogramResetAndEmpty(t *testing.T) {
 	if se := ms[0].Series[0]; se.Hist.Count != 3 || se.Hist.Sum != 3 || se.Hist.Buckets[0] != 3 || len(se.Resets) != 1 || se.Resets[0] != 4*sec {
 		t.Fatalf("reset histogram %+v, resets %v: want the 3 observed since the reset", se.Hist, se.Resets)
 	}
+	// AIPerf's rule: raw deltas (3 − 50 = −47), buckets that went down,
+	// so no estimates; the reset is still reported.
+	ms = st.Aggregate(Window{StartNs: sec, EndNs: 5 * sec, ClampResets: true}, stats.BucketLinear{})
+	if se := ms[0].Series[0]; se.Hist.Count != -47 || se.Hist.Estimates != [len(stats.Percentiles)]float64{} || len(se.Resets) != 1 {
+		t.Fatalf("clamped reset histogram %+v, resets %v", se.Hist, se.Resets)
+	}
 }
 
 // TestCounterResetsCountedPiecewise: 10, 15, 3 (reset), 8, 2 (reset), 6
@@ -381,6 +387,20 @@ func TestCounterResetFromServer(t *testing.T) {
 	_, e2e := find(t, ms, "vllm:e2e_request_latency_seconds")
 	if e2e.Hist.Count != 4 || len(e2e.Resets) != 1 {
 		t.Fatalf("histogram %+v with resets %v, want the 4 requests since the restart", e2e.Hist, e2e.Resets)
+	}
+
+	// AIPerf's rule (--counter-resets clamp): max(20 − 15, 0) = 5; the
+	// histogram's count and sum are raw deltas, 4 − 3 = 1 and a negative
+	// sum (AIPerf only warns of it); its buckets all rose (every latency is
+	// under 0.3 s), so estimates are made, as AIPerf makes them. The reset
+	// is still reported.
+	ms = st.Aggregate(Window{StartNs: start, EndNs: clock.Wall(clock.Now()), ClampResets: true}, stats.BucketLinear{})
+	if _, gen := find(t, ms, "vllm:generation_tokens"); gen.Counter.Total != 5 || len(gen.Resets) != 1 {
+		t.Fatalf("clamped total %v with resets %v, want 5 and one reset", gen.Counter.Total, gen.Resets)
+	}
+	_, e2e = find(t, ms, "vllm:e2e_request_latency_seconds")
+	if e2e.Hist.Count != 1 || e2e.Hist.Sum >= 0 || e2e.Hist.Estimates[4] <= 0 || len(e2e.Resets) != 1 {
+		t.Fatalf("clamped histogram %+v, want count 1, a negative sum, estimates", e2e.Hist)
 	}
 }
 
