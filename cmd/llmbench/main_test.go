@@ -452,7 +452,8 @@ func TestProfileServerMetricsTwoEndpoints(t *testing.T) {
 		}
 	}
 	csv, _ := os.ReadFile(filepath.Join(dir, "run1_server_metrics.csv"))
-	if !bytes.Contains(csv, []byte("counter,"+sgURL+"/metrics,sglang:generation_tokens,tokens,")) {
+	// AIPerf's layout: Endpoint (host:port), Type, Metric, Unit, statistics.
+	if !bytes.Contains(csv, []byte("\n"+strings.TrimPrefix(sgURL, "http://")+",counter,sglang:generation_tokens,tokens,0.0000,0.0000,")) {
 		t.Fatalf("csv lacks the sglang counter:\n%s", csv)
 	}
 	// The Parquet gauge rows are the samples the JSON statistics used.
