@@ -390,17 +390,17 @@ func TestCounterResetFromServer(t *testing.T) {
 	}
 
 	// AIPerf's rule (--counter-resets clamp): max(20 − 15, 0) = 5; the
-	// histogram's count and sum are raw deltas, 4 − 3 = 1 and a negative
-	// sum (AIPerf only warns of it); its buckets all rose (every latency is
-	// under 0.3 s), so estimates are made, as AIPerf makes them. The reset
-	// is still reported.
+	// histogram's count and sum are raw deltas, 4 − 3 = 1 (the sum's sign
+	// depends on the latencies; AIPerf only warns of a negative one); its
+	// buckets all rose (every latency is under 0.3 s), so estimates are
+	// made, as AIPerf makes them. The reset is still reported.
 	ms = st.Aggregate(Window{StartNs: start, EndNs: clock.Wall(clock.Now()), ClampResets: true}, stats.BucketLinear{})
 	if _, gen := find(t, ms, "vllm:generation_tokens"); gen.Counter.Total != 5 || len(gen.Resets) != 1 {
 		t.Fatalf("clamped total %v with resets %v, want 5 and one reset", gen.Counter.Total, gen.Resets)
 	}
 	_, e2e = find(t, ms, "vllm:e2e_request_latency_seconds")
-	if e2e.Hist.Count != 1 || e2e.Hist.Sum >= 0 || e2e.Hist.Estimates[4] <= 0 || len(e2e.Resets) != 1 {
-		t.Fatalf("clamped histogram %+v, want count 1, a negative sum, estimates", e2e.Hist)
+	if e2e.Hist.Count != 1 || e2e.Hist.Estimates[4] <= 0 || len(e2e.Resets) != 1 {
+		t.Fatalf("clamped histogram %+v, want count 1 and estimates", e2e.Hist)
 	}
 }
 
