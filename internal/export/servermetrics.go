@@ -2,10 +2,12 @@ package export
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -401,15 +403,9 @@ func ServerMetricsCSV(sm ServerMetrics) ([]byte, error) {
 		if len(rows) == 0 {
 			continue // AIPerf leaves an empty section out
 		}
-		sort.SliceStable(rows, func(i, j int) bool {
-			a, b := rows[i], rows[j]
-			if a.m.Name != b.m.Name {
-				return a.m.Name < b.m.Name
-			}
-			if a.s.Endpoint != b.s.Endpoint {
-				return a.s.Endpoint < b.s.Endpoint
-			}
-			return scrape.LabelKey(a.s.Labels) < scrape.LabelKey(b.s.Labels)
+		slices.SortStableFunc(rows, func(a, b row) int {
+			return cmp.Or(strings.Compare(a.m.Name, b.m.Name), strings.Compare(a.s.Endpoint, b.s.Endpoint),
+				strings.Compare(scrape.LabelKey(a.s.Labels), scrape.LabelKey(b.s.Labels)))
 		})
 		labels := make([]string, 0, len(labelSet))
 		for l := range labelSet {
@@ -459,15 +455,8 @@ func ServerMetricsCSV(sm ServerMetrics) ([]byte, error) {
 		}
 	}
 	if len(info) > 0 {
-		sort.SliceStable(info, func(i, j int) bool {
-			a, b := info[i], info[j]
-			if a.metric != b.metric {
-				return a.metric < b.metric
-			}
-			if a.endpoint != b.endpoint {
-				return a.endpoint < b.endpoint
-			}
-			return a.key < b.key
+		slices.SortStableFunc(info, func(a, b infoRow) int {
+			return cmp.Or(strings.Compare(a.metric, b.metric), strings.Compare(a.endpoint, b.endpoint), strings.Compare(a.key, b.key))
 		})
 		separate()
 		_ = w.Write([]string{"Endpoint", "Metric", "Key", "Value", "Description"})
