@@ -53,6 +53,9 @@ type benchCase struct {
 	rate       float64 // observations per second
 	// draw returns one observation made at time t (seconds into the run).
 	draw func(r *rand.Rand, t float64) float64
+	// batch, when set, replaces draw: each arrival is a batch of requests
+	// finishing together, observed at once.
+	batch func(r *rand.Rand, t float64) []float64
 }
 
 func lognormal(r *rand.Rand, median, sigma float64) float64 {
@@ -61,45 +64,60 @@ func lognormal(r *rand.Rand, median, sigma float64) float64 {
 
 var cases = []benchCase{
 	{"ttft-lognormal", "TTFT, lognormal (median 180 ms, σ 0.6)", ttftBuckets, 120, 20,
-		func(r *rand.Rand, _ float64) float64 { return lognormal(r, 0.18, 0.6) }},
+		func(r *rand.Rand, _ float64) float64 { return lognormal(r, 0.18, 0.6) }, nil},
 	{"ttft-bimodal", "TTFT, prefix-cache hits (60 %, ~40 ms) and misses (~600 ms)", ttftBuckets, 120, 20,
 		func(r *rand.Rand, _ float64) float64 {
 			if r.Float64() < 0.6 {
 				return lognormal(r, 0.04, 0.3)
 			}
 			return lognormal(r, 0.6, 0.35)
-		}},
+		}, nil},
 	{"ttft-sparse", "TTFT, a short run: 1 request/s for 60 s", ttftBuckets, 60, 1,
-		func(r *rand.Rand, _ float64) float64 { return lognormal(r, 0.3, 0.5) }},
+		func(r *rand.Rand, _ float64) float64 { return lognormal(r, 0.3, 0.5) }, nil},
 	{"itl-at-bound", "ITL clustered at the 10 ms bucket bound (10 ± 0.4 ms)", itlBuckets, 60, 2000,
-		func(r *rand.Rand, _ float64) float64 { return math.Max(0.0001, 0.010+0.0004*r.NormFloat64()) }},
+		func(r *rand.Rand, _ float64) float64 { return math.Max(0.0001, 0.010+0.0004*r.NormFloat64()) }, nil},
 	{"itl-stalls", "ITL 22 ± 2 ms with 1 % stalls (~300 ms: preemption, prefill interference)", itlBuckets, 60, 1000,
 		func(r *rand.Rand, _ float64) float64 {
 			if r.Float64() < 0.01 {
 				return lognormal(r, 0.3, 0.5)
 			}
 			return math.Max(0.001, 0.022+0.002*r.NormFloat64())
-		}},
+		}, nil},
 	{"e2e-tail-beyond", "request latency, lognormal (median 20 s, σ 0.8): a tail beyond the 60 s bucket", latencyBuckets, 300, 5,
-		func(r *rand.Rand, _ float64) float64 { return lognormal(r, 20, 0.8) }},
+		func(r *rand.Rand, _ float64) float64 { return lognormal(r, 20, 0.8) }, nil},
 	{"queue-mostly-zero", "queue time: 0 outside bursts, exponential (mean 1.5 s) during bursts of 10 s every 40 s", latencyBuckets, 200, 10,
 		func(r *rand.Rand, t float64) float64 {
 			if math.Mod(t, 40) < 10 {
 				return r.ExpFloat64() * 1.5
 			}
 			return 0
-		}},
+		}, nil},
 	{"tokens-1-2-5", "generation tokens (median 300, σ 0.9, max_model_len 1024): 1-2-5 buckets, data in +Inf", tokenBuckets, 120, 10,
 		func(r *rand.Rand, _ float64) float64 {
 			return math.Min(1024, math.Max(1, math.Round(lognormal(r, 300, 0.9))))
-		}},
+		}, nil},
 	{"load-shift", "TTFT, load doubles mid-run (median 80 ms, then 400 ms)", ttftBuckets, 120, 20,
 		func(r *rand.Rand, t float64) float64 {
 			if t < 60 {
 				return lognormal(r, 0.08, 0.4)
 			}
 			return lognormal(r, 0.4, 0.4)
+		}, nil},
+	{"cluster-batches", "request latency in one bucket, batches of 8 finishing together (the README run: 681 ms, then 637 ms once the prefix cache warms, ± 1 ms)", latencyBuckets, 17, 1.5,
+		nil, func(r *rand.Rand, t float64) []float64 {
+			base := 0.681
+			if t > 8 {
+				base = 0.637
+			}
+			base += 0.002 * r.NormFloat64() // the batch's own
+			out := make([]float64, 8)
+			for i := range out {
+				out[i] = base + 0.001*r.NormFloat64()
+			}
+			return out
 		}},
+	{"cluster-independent", "request latency in one bucket, independent (660 ± 12 ms, 20/s)", latencyBuckets, 60, 20,
+		func(r *rand.Rand, _ float64) float64 { return 0.66 + 0.012*r.NormFloat64() }, nil},
 }
 
 type estimator struct {
@@ -232,9 +250,16 @@ func run(bc benchCase, seed uint64) (obs []float64, store *servermetrics.Store, 
 	t := r.ExpFloat64() / bc.rate
 	for tick := int64(0); tick <= end; tick += scrapeEveryNs {
 		for ; int64(t*1e9) < tick && t < bc.seconds; t += r.ExpFloat64() / bc.rate {
-			v := bc.draw(r, t)
-			hist.Observe(v)
-			obs = append(obs, v)
+			vs := []float64(nil)
+			if bc.batch != nil {
+				vs = bc.batch(r, t)
+			} else {
+				vs = append(vs, bc.draw(r, t))
+			}
+			for _, v := range vs {
+				hist.Observe(v)
+				obs = append(obs, v)
+			}
 		}
 		scrapeOnce(tick)
 		next = tick

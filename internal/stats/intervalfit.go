@@ -31,6 +31,12 @@ import (
 //     near it. In the +Inf bucket they follow an exponential tail above the
 //     largest bound with mean μ_inf, the maximum-entropy law for a known
 //     mean and lower bound.
+//     When every observation lies in one finite bucket (a tight cluster),
+//     each interval's mean is exact, and the law is instead the mixture of
+//     the intervals' means, each spread by the within-interval variance
+//     read from their successive differences (cluster.go): batches that
+//     finish together make one interval's observations alike, which the
+//     variance fit would misread as spread.
 //  4. Percentiles are numpy's linear ones on the implied sample (the i-th of
 //     a bucket's n observations at its quantile (i+0.5)/n), computed only
 //     at the two order statistics a percentile needs, so counts in the
@@ -54,7 +60,11 @@ func (IntervalFit) Quantiles(h HistogramSeries, qs []float64) []float64 {
 		// Non-negative observations adding up to 0 are all 0.
 		return make([]float64, len(qs))
 	}
-	b.fitSegments(h)
+	if mix, ok := b.clusterMixture(h); ok {
+		b.cluster, b.mean[0] = mix, sum/count
+	} else {
+		b.fitSegments(h)
+	}
 	return b.quantiles(qs)
 }
 
@@ -70,6 +80,9 @@ type bucketModel struct {
 	segs []segment
 	// vars are the fitted within-bucket variances, for a run that is one span.
 	vars []float64
+	// cluster, when every observation is in one finite bucket, is their
+	// law as the mixture of the intervals' exact means (cluster.go).
+	cluster *bucketMixture
 	// used is the number of intervals the last fit used.
 	used       int
 	infinite   bool // the last bucket is +Inf
@@ -548,6 +561,8 @@ func (m *bucketModel) quantiles(qs []float64) []float64 {
 		}
 		x := &bucketMixture{}
 		switch {
+		case m.cluster != nil:
+			x = m.cluster
 		case m.vars != nil:
 			x.add(newTwoMomentShape(m.lower[j], m.upper[j], m.mean[j], m.vars[j]), 1)
 		default:

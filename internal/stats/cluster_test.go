@@ -1,0 +1,89 @@
+package stats
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// clusterSeries scrapes, every interval, the observations draw returns
+// for it into vLLM's latency buckets, and returns the series and every
+// observation.
+func clusterSeries(intervals int, draw func(r *rand.Rand, t int) []float64) (HistogramSeries, []float64) {
+	bounds := []float64{0.3, 0.5, 0.8, 1, math.Inf(1)}
+	r := rand.New(rand.NewPCG(7, 7))
+	h := HistogramSeries{Bounds: bounds}
+	cum := make([]float64, len(bounds))
+	var sum, count float64
+	var all []float64
+	for t := 0; t <= intervals; t++ {
+		if t > 0 {
+			for _, v := range draw(r, t) {
+				all = append(all, v)
+				sum += v
+				count++
+				for i, b := range bounds {
+					if v <= b {
+						cum[i]++
+					}
+				}
+			}
+		}
+		h.Buckets = append(h.Buckets, slices.Clone(cum))
+		h.Sum, h.Count = append(h.Sum, sum), append(h.Count, count)
+	}
+	slices.Sort(all)
+	return h, all
+}
+
+// TestClusterInOneBucket: every observation in (0.5, 0.8]. Batches of 8
+// finishing together at one latency (681 ms, then 637 ms once a cache
+// warms) and independent draws (660 ± 12 ms) are both estimated within
+// 1 % at p50, p90 and p99, where the variance fit put p99 15 % high for
+// the batches (the README's own run); a mean outside the bucket (a
+// broken series) falls back to that fit, inside the bucket.
+func TestClusterInOneBucket(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		draw func(r *rand.Rand, t int) []float64
+	}{
+		{"batches", func(r *rand.Rand, t int) []float64 {
+			base := 0.681
+			if t > 25 {
+				base = 0.637
+			}
+			base += 0.002 * r.NormFloat64()
+			out := make([]float64, 8)
+			for i := range out {
+				out[i] = base + 0.001*r.NormFloat64()
+			}
+			return out
+		}},
+		{"independent", func(r *rand.Rand, _ int) []float64 {
+			out := make([]float64, 1+r.IntN(12))
+			for i := range out {
+				out[i] = 0.66 + 0.012*r.NormFloat64()
+			}
+			return out
+		}},
+	} {
+		h, all := clusterSeries(50, tc.draw)
+		qs := []float64{0.5, 0.9, 0.99}
+		got := IntervalFit{}.Quantiles(h, qs)
+		for i, q := range qs {
+			exact := PercentileSorted(all, 100*q)
+			if math.Abs(got[i]-exact) > 0.01*exact {
+				t.Errorf("%s p%g: %.4f, exact %.4f", tc.name, 100*q, got[i], exact)
+			}
+		}
+	}
+
+	h, _ := clusterSeries(20, func(*rand.Rand, int) []float64 { return []float64{0.6, 0.7} })
+	h.Sum[10] += 5 // an interval whose mean lies far above the bucket
+	for _, v := range (IntervalFit{}).Quantiles(h, []float64{0.5, 0.99}) {
+		if v <= 0.5 || v > 0.8 {
+			t.Errorf("estimate %v outside the bucket on an inconsistent series", v)
+		}
+	}
+}
