@@ -92,6 +92,7 @@ func TestSecretsNeverWritten(t *testing.T) {
 	code := run([]string{"llmbench", "profile", "-m", "m", "--tokenizer", "builtin", "--url", apiURL, "--streaming", "--concurrency", "2", "--request-count", "12",
 		"--osl", "4", "--isl", "8", "-H", "X-Api-Key: xk-header-9931", "--H=Cookie: session=ck-cookie-4410", "--header", "X-Auth-Token: tk-token-2208",
 		"--server-metrics", sideURL, "--server-metrics-formats", "json", "csv", "jsonl", "parquet",
+		"--extra-inputs", "api_key:ek-extra-3321", "--extra-inputs", `{"access_token":"at-json-7719","temperature":0}`, "--extra-inputs", "ignore_eos:true",
 		"--artifact-dir", dir}, &stdout, &stderr)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr.String())
@@ -115,7 +116,7 @@ func TestSecretsNeverWritten(t *testing.T) {
 		t.Fatalf("both metrics endpoints should have answered with Basic auth:\n%.600s", raw)
 	}
 
-	secrets := []string{"pw-main-7781", "pw-side-5512", "xk-header-9931", "ck-cookie-4410", "tk-token-2208",
+	secrets := []string{"pw-main-7781", "pw-side-5512", "xk-header-9931", "ck-cookie-4410", "tk-token-2208", "ek-extra-3321", "at-json-7719",
 		base64.StdEncoding.EncodeToString([]byte("alice:pw-main-7781")), base64.StdEncoding.EncodeToString([]byte("bob:pw-side-5512"))}
 	files, _ := os.ReadDir(dir)
 	if len(files) < 8 {
@@ -138,6 +139,16 @@ func TestSecretsNeverWritten(t *testing.T) {
 	}
 	if !bytes.Contains(sources["profile_export_aiperf.json"], []byte(`http://alice:xxxxx@127.0.0.1`)) {
 		t.Errorf("cli_command should keep the URL with its password hidden")
+	}
+	// Secret extra inputs are hidden, the others kept, in input_config and
+	// in inputs.json's payloads.
+	for _, want := range []string{`"api_key:<redacted>"`, `"ignore_eos:true"`, `access_token\":\"<redacted>\"`, `\"temperature\":0`} {
+		if !bytes.Contains(sources["profile_export_aiperf.json"], []byte(want)) {
+			t.Errorf("input_config lacks %s", want)
+		}
+	}
+	if !bytes.Contains(sources["inputs.json"], []byte(`"ignore_eos": true`)) || !bytes.Contains(sources["inputs.json"], []byte(`"api_key": "<redacted>"`)) {
+		t.Errorf("inputs.json payloads: %.400s", sources["inputs.json"])
 	}
 }
 

@@ -181,7 +181,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if gpu != nil {
 		res.Files, res.ShowGPUTables = append(res.Files, gpu.files()...), gpu.show
 	}
-	if err := writeExports(dir, names, summary, in.inputsJSON, col.timeslices(win.endNs), res); err != nil {
+	if err := writeExports(dir, names, summary, in.inputsJSON, col.timeslices(win.endNs), opts.Redactor, res); err != nil {
 		return res, err
 	}
 	if sm != nil {
@@ -213,8 +213,10 @@ func (o Options) withDefaults() Options {
 }
 
 // writeExports writes the client-side files: the profile JSON and CSV,
-// inputs.json, and with time slices (non-nil) their JSON and CSV.
-func writeExports(dir string, names export.Files, s export.Summary, sessions []export.InputSession, slices []export.Timeslice, res *Result) error {
+// inputs.json (the payloads as sent, but for the run's secrets: an
+// --extra-inputs api_key is sent, not written), and with time slices
+// (non-nil) their JSON and CSV.
+func writeExports(dir string, names export.Files, s export.Summary, sessions []export.InputSession, slices []export.Timeslice, red *config.Redactor, res *Result) error {
 	j, err := export.ProfileJSON(s)
 	if err != nil {
 		return err
@@ -223,6 +225,7 @@ func writeExports(dir string, names export.Files, s export.Summary, sessions []e
 	if err != nil {
 		return err
 	}
+	inputs = []byte(red.Redact(string(inputs)))
 	profileCSV := export.ProfileCSV(s.Results)
 	if s.Telemetry != nil {
 		profileCSV = append(profileCSV, export.TelemetryCSV(*s.Telemetry)...)

@@ -2,6 +2,7 @@ package config
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"io"
 	"net/url"
 	"slices"
@@ -22,6 +23,11 @@ func (p Profile) Redacted() Profile {
 		hs[i] = redactHeader(h)
 	}
 	p.Endpoint.Headers = hs
+	xs := make([]string, len(p.Endpoint.ExtraInputs))
+	for i, x := range p.Endpoint.ExtraInputs {
+		xs[i] = redactExtra(x)
+	}
+	p.Endpoint.ExtraInputs = xs
 	p.Endpoint.ModelNames = append([]string(nil), p.Endpoint.ModelNames...)
 	p.Endpoint.URLs = append([]string(nil), p.Endpoint.URLs...)
 	p.Endpoint.Users = nil
@@ -41,6 +47,72 @@ func secretHeader(name string) bool {
 		}
 	}
 	return false
+}
+
+// secretField reports whether an --extra-inputs field holds a credential:
+// a name with password, secret, credential or auth in it, or one ending
+// in key or token (api_key, apikey, access_token) — not max_tokens or
+// stop_token_ids, which count tokens.
+func secretField(name string) bool {
+	n := strings.ToLower(strings.TrimSpace(name))
+	for _, word := range []string{"password", "passwd", "secret", "credential", "auth"} {
+		if strings.Contains(n, word) {
+			return true
+		}
+	}
+	return strings.HasSuffix(n, "key") || strings.HasSuffix(n, "token")
+}
+
+// redactExtra hides the value of a secret --extra-inputs field, given as
+// name:value or as a JSON object (its top-level fields).
+func redactExtra(x string) string {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(x), &obj); err == nil && obj != nil {
+		changed := false
+		for k := range obj {
+			if secretField(k) {
+				obj[k], changed = json.RawMessage(`"`+redacted+`"`), true
+			}
+		}
+		if !changed {
+			return x
+		}
+		var b strings.Builder
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false) // "<redacted>", not "\u003credacted\u003e"
+		if err := enc.Encode(obj); err != nil {
+			return redacted
+		}
+		return strings.TrimSuffix(b.String(), "\n")
+	}
+	if name, _, ok := strings.Cut(x, ":"); ok && secretField(name) {
+		return name + ":" + redacted
+	}
+	return x
+}
+
+// extraSecrets are the values of secret --extra-inputs fields, as given
+// and as they appear in a request body.
+func extraSecrets(x string) []string {
+	var out []string
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(x), &obj); err == nil && obj != nil {
+		for k, v := range obj {
+			if secretField(k) {
+				var str string
+				if json.Unmarshal(v, &str) == nil {
+					out = append(out, str)
+				} else {
+					out = append(out, string(v))
+				}
+			}
+		}
+		return out
+	}
+	if name, val, ok := strings.Cut(x, ":"); ok && secretField(name) {
+		out = append(out, strings.Trim(strings.TrimSpace(val), `"`))
+	}
+	return out
 }
 
 func redactHeader(h string) string {
@@ -101,6 +173,8 @@ func RedactArgs(args []string) []string {
 			redact = func(string) string { return redacted }
 		case "H", "header":
 			redact = redactHeader
+		case "extra-inputs":
+			redact = redactExtra
 		default:
 			if hasEq {
 				out[i] = dashes + name + "=" + redactURL(val)
@@ -147,6 +221,11 @@ func NewRedactor(p Profile) *Redactor {
 		add(val)
 		if f := strings.Fields(val); len(f) > 1 {
 			add(f[len(f)-1])
+		}
+	}
+	for _, x := range p.Endpoint.ExtraInputs {
+		for _, v := range extraSecrets(x) {
+			add(v)
 		}
 	}
 	users := slices.Clone(p.Endpoint.Users)
