@@ -31,6 +31,9 @@ type target struct {
 // built-in server started for the run, with the DCGM exporter URL it
 // poses as when it simulates GPUs. stop shuts the built-in server down.
 func startTargets(p config.Profile, mock mockserver.Config, log io.Writer) (targets []target, gpuURLs []string, stop func(), err error) {
+	for _, w := range p.Endpoint.AuthWarnings() {
+		fmt.Fprintln(log, "WARNING  "+w)
+	}
 	if !p.Endpoint.Mock {
 		if n := len(p.Endpoint.URLs); n > 1 {
 			fmt.Fprintf(log, "Load balancing: %d URLs, %s (request n goes to URL n mod %d)\n", n, p.Endpoint.URLStrategy, n)

@@ -38,7 +38,8 @@ type Options struct {
 	// Headers are extra "Name:Value" headers.
 	Headers []string
 	// User, when set, is sent as Basic auth unless an API key or an
-	// Authorization header is given: the credentials of a URL like
+	// Authorization header is given (precedence: -H Authorization, then
+	// --api-key, then the URL's credentials): the credentials of a URL like
 	// http://user:pw@host, which is never sent or shown with them.
 	User *url.Userinfo
 	// MaxConns sizes the connection pool (the most requests in flight).
@@ -107,7 +108,14 @@ func New(opts Options) *Client {
 	}
 	for _, kv := range opts.Headers {
 		name, value, _ := strings.Cut(kv, ":")
-		h.Add(strings.TrimSpace(name), strings.TrimSpace(value))
+		name, value = strings.TrimSpace(name), strings.TrimSpace(value)
+		if strings.EqualFold(name, "Authorization") {
+			// One Authorization header: an explicit -H wins over
+			// --api-key (config.Endpoint.AuthWarnings says so).
+			h.Set(name, value)
+			continue
+		}
+		h.Add(name, value)
 	}
 	if u := opts.User; u != nil && h.Get("Authorization") == "" {
 		pw, _ := u.Password()

@@ -7,7 +7,9 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -366,6 +368,44 @@ func TestTimeoutEachTransport(t *testing.T) {
 					t.Fatalf("error %+v, want a cancellation", rec.Err)
 				}
 			})
+		}
+	}
+}
+
+// TestOneAuthorizationHeader: -H Authorization, --api-key and a URL's
+// user:pw each set the one Authorization header, in that precedence, on
+// both transports; never two.
+func TestOneAuthorizationHeader(t *testing.T) {
+	var mu sync.Mutex
+	var got [][]string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, r.Header.Values("Authorization"))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"choices":[{"message":{"content":"hi"},"finish_reason":"stop"}]}`))
+	}))
+	defer srv.Close()
+	user := url.UserPassword("u", "p")
+	for _, tc := range []struct {
+		key     string
+		headers []string
+		want    string
+	}{
+		{"k1", []string{"authorization: Bearer h1"}, "Bearer h1"},
+		{"k1", nil, "Bearer k1"},
+		{"", nil, "Basic dTpw"},
+	} {
+		for _, stdlib := range []bool{false, true} {
+			got = nil
+			c := New(Options{URL: srv.URL, Kind: endpoint.Chat, Timeout: 5 * time.Second, MaxConns: 1, Clock: record.NewClock(),
+				APIKey: tc.key, Headers: tc.headers, User: user, StdlibTransport: stdlib})
+			rec := &record.Record{}
+			c.Do(context.Background(), rec, []byte(`{}`))
+			c.Close()
+			if rec.Err != nil || len(got) != 1 || len(got[0]) != 1 || got[0][0] != tc.want {
+				t.Errorf("key %q headers %v (net/http %v): Authorization %v, want one %q (%v)", tc.key, tc.headers, stdlib, got, tc.want, rec.Err)
+			}
 		}
 	}
 }

@@ -115,6 +115,34 @@ func extraSecrets(x string) []string {
 	return out
 }
 
+// AuthWarnings say where one source of credentials overrides another: one
+// Authorization header is sent, taken from -H Authorization, else
+// --api-key, else the user:pw@ of a --url (as Basic auth).
+func (e Endpoint) AuthWarnings() []string {
+	header := false
+	for _, h := range e.Headers {
+		if name, _, _ := strings.Cut(h, ":"); strings.EqualFold(strings.TrimSpace(name), "Authorization") {
+			header = true
+		}
+	}
+	urlCreds := false
+	for _, u := range e.Users {
+		urlCreds = urlCreds || u != nil
+	}
+	var out []string
+	if header && e.APIKey != "" {
+		out = append(out, "-H Authorization and --api-key both set the Authorization header: the -H one is sent, --api-key is not.")
+	}
+	if urlCreds && (header || e.APIKey != "") {
+		by := "--api-key"
+		if header {
+			by = "-H Authorization"
+		}
+		out = append(out, "the user:password in --url is not sent as Basic auth: "+by+" sets the Authorization header instead.")
+	}
+	return out
+}
+
 func redactHeader(h string) string {
 	name, _, ok := strings.Cut(h, ":")
 	if ok && secretHeader(name) {

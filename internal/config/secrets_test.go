@@ -1,6 +1,10 @@
 package config
 
-import "testing"
+import (
+	"net/url"
+	"strings"
+	"testing"
+)
 
 // TestSecretExtraInputs: which --extra-inputs fields hold credentials, and
 // how each form is written with its value hidden.
@@ -23,6 +27,33 @@ func TestSecretExtraInputs(t *testing.T) {
 	} {
 		if got := redactExtra(in); got != want {
 			t.Errorf("redactExtra(%s) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+// TestAuthWarnings: one line each time a credential source is overridden.
+func TestAuthWarnings(t *testing.T) {
+	user := []*url.Userinfo{url.UserPassword("u", "p")}
+	for _, tc := range []struct {
+		e    Endpoint
+		want []string
+	}{
+		{Endpoint{APIKey: "k"}, nil},
+		{Endpoint{APIKey: "k", Headers: []string{"X-A: 1"}}, nil},
+		{Endpoint{APIKey: "k", Headers: []string{"authorization: Bearer h"}}, []string{"-H Authorization and --api-key"}},
+		{Endpoint{APIKey: "k", Users: user}, []string{"--api-key sets the Authorization header"}},
+		{Endpoint{APIKey: "k", Headers: []string{"Authorization: x"}, Users: user}, []string{"-H Authorization and --api-key", "-H Authorization sets"}},
+		{Endpoint{Users: user}, nil},
+	} {
+		got := tc.e.AuthWarnings()
+		if len(got) != len(tc.want) {
+			t.Errorf("%+v: %q, want %q", tc.e, got, tc.want)
+			continue
+		}
+		for i := range got {
+			if !strings.Contains(got[i], tc.want[i]) {
+				t.Errorf("%+v: %q, want %q", tc.e, got[i], tc.want[i])
+			}
 		}
 	}
 }
