@@ -381,6 +381,10 @@ func (c *Client) readStream(a attempt, rec *record.Record, rr *responseReader) {
 	}()
 	head, sr, dec := &rr.head, rr.sse, rr.dec
 	events, done, finish := 0, false, ""
+	// usageLast: the last chunk carried usage, which a server sends after
+	// the content (OpenAI's stream_options.include_usage): a stream that
+	// ends cleanly right after it arrived whole, [DONE] or not.
+	usageLast := false
 	for {
 		ev, err := sr.Next()
 		now := clock.Now()
@@ -410,6 +414,7 @@ func (c *Client) readStream(a attempt, rec *record.Record, rr *responseReader) {
 		if ch.FinishReason != "" {
 			finish = ch.FinishReason
 		}
+		usageLast = ch.Usage != nil
 		if ch.Usage != nil {
 			rec.Usage = ch.Usage
 		}
@@ -432,7 +437,7 @@ func (c *Client) readStream(a attempt, rec *record.Record, rr *responseReader) {
 		c.invalid(a, rec, cause, msg)
 	case len(rec.ResponsePerfs) == 0:
 		c.invalid(a, rec, record.CauseNoContent, "no content in the stream: every chunk had empty choices or empty content")
-	case !done && finish == "":
+	case !done && finish == "" && !usageLast:
 		// The tokens received so far stay in the record.
 		c.invalid(a, rec, record.CauseTruncated, "the stream ended without [DONE] and without a finish_reason: truncated by a closed connection")
 	}

@@ -83,6 +83,8 @@ func TestInvalidResults(t *testing.T) {
 		{"gzip body without header", false, respond(js, "", gzipped(t, okWhole)), compressedMessage("gzip"), record.CauseProxy, ""},
 		{"gzip stream without header", true, respond(sse, "", gzipped(t, okChunk)), compressedMessage("gzip"), record.CauseProxy, ""},
 		{"truncated stream", true, respond(sse, "", []byte(okChunk+okChunk)), "ended without [DONE] and without a finish_reason", record.CauseTruncated, "hellohello"},
+		{"truncated after a usage chunk", true, respond(sse, "", []byte(okChunk+`data: {"choices":[],"usage":{"prompt_tokens":3}}`+"\n\n"+okChunk)),
+			"ended without [DONE] and without a finish_reason", record.CauseTruncated, "hellohello"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -109,13 +111,15 @@ func TestInvalidResults(t *testing.T) {
 	}
 }
 
-// TestValidEndings: a stream is complete with [DONE] or with a finish
-// reason (llama.cpp and others may close without [DONE]).
+// TestValidEndings: a stream is complete with [DONE], with a finish
+// reason (llama.cpp and others may close without [DONE]), or ending
+// cleanly right after its usage chunk, which comes after the content.
 func TestValidEndings(t *testing.T) {
 	for name, body := range map[string]string{
 		"done only":          okChunk + "data: [DONE]\n\n",
 		"finish reason only": okChunk + stopChunk,
 		"finish in content":  `data: {"choices":[{"delta":{"content":"hello"},"finish_reason":"length"}]}` + "\n\n",
+		"usage last":         okChunk + `data: {"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}}` + "\n\n",
 	} {
 		t.Run(name, func(t *testing.T) {
 			srv := httptest.NewServer(respond("text/event-stream", "", []byte(body)))
