@@ -139,7 +139,7 @@ func New(opts Options) *Client {
 		WriteBufferSize:     32 << 10,
 		ReadBufferSize:      32 << 10,
 	}
-	c := &Client{opts: opts, http: &http.Client{Transport: tr}, header: h}
+	c := &Client{opts: opts, http: &http.Client{Transport: tr, CheckRedirect: checkRedirect}, header: h}
 	if u, err := url.Parse(opts.URL); err == nil && !opts.StdlibTransport {
 		if t, ok := newH1Transport(u, h, tr.TLSClientConfig, tr.DialContext, tr.MaxIdleConnsPerHost); ok {
 			c.h1 = t
@@ -223,6 +223,10 @@ func (c *Client) DoCancelAfter(ctx context.Context, rec *record.Record, body []b
 		if text == "" {
 			text = resp.Status
 		}
+		if loc := resp.Header.Get("Location"); resp.StatusCode >= 300 && resp.StatusCode < 400 && loc != "" {
+			// Name the target: --url probably wants to be it.
+			text = fmt.Sprintf("%s, a redirect to %s that a POST does not follow (llmbench follows 307 and 308 only; 301, 302 and 303 would turn it into a GET): point --url at the target", resp.Status, loc)
+		}
 		if resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusMethodNotAllowed {
 			// Name the URL: a wrong path is the usual reason.
 			text = fmt.Sprintf("%s for POST %s (check --url, --endpoint-type and --endpoint): %s", resp.Status, c.opts.URL, text)
@@ -279,22 +283,98 @@ func (c *Client) roundTrip(a attempt, tr *traceRecorder, rec *record.Record, bod
 		if err != nil {
 			return nil, &url.Error{Op: "Post", URL: c.opts.URL, Err: err}
 		}
-		return resp, nil
+		if !followed(resp.StatusCode) || resp.Header.Get("Location") == "" {
+			return resp, nil
+		}
+		// A 307 or 308: the lean transport serves one URL, so net/http
+		// takes the request on from the new location (and any further
+		// hop), as a browser does for a POST: same method, same body.
+		base, err := url.Parse(c.opts.URL)
+		var target *url.URL
+		if err == nil {
+			target, err = base.Parse(resp.Header.Get("Location"))
+		}
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		resp.Body.Close()
+		if err != nil {
+			return nil, fmt.Errorf("redirect %s to %q: %w", resp.Status, resp.Header.Get("Location"), err)
+		}
+		return c.send(ctx, tr, rec, target, body, 1)
 	}
-	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, tr.hooks()), http.MethodPost, c.opts.URL, bytes.NewReader(body))
+	u, err := url.Parse(c.opts.URL)
 	if err != nil {
 		rec.StartPerf = c.opts.Clock.Now()
 		return nil, fmt.Errorf("build request: %w", err)
 	}
+	rec.StartPerf = c.opts.Clock.Now()
+	return c.send(ctx, tr, rec, u, body, 0)
+}
+
+// maxRedirects is how many 307/308 hops a request follows, as browsers.
+const maxRedirects = 10
+
+// followed reports a redirect a POST follows with its method and body.
+func followed(status int) bool {
+	return status == http.StatusTemporaryRedirect || status == http.StatusPermanentRedirect
+}
+
+// send POSTs body to target through net/http, which follows further
+// 307/308 hops (hops were already taken); rec.RedirectedTo names where a
+// redirect led. Credentials go only to the configured host.
+func (c *Client) send(ctx context.Context, tr *traceRecorder, rec *record.Record, target *url.URL, body []byte, hops int) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, tr.hooks()), http.MethodPost, target.String(), bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("build request: %w", err)
+	}
 	req.Header = c.header.Clone()
+	if origin, err := url.Parse(c.opts.URL); err != nil || !sameSite(origin, target) {
+		for _, h := range []string{"Authorization", "Proxy-Authorization", "Cookie"} {
+			req.Header.Del(h)
+		}
+	}
 	if rec.XRequestID != "" {
 		req.Header.Set("X-Request-ID", rec.XRequestID)
 	}
 	if rec.CorrelationID != "" {
 		req.Header.Set("X-Correlation-ID", rec.CorrelationID)
 	}
-	rec.StartPerf = c.opts.Clock.Now()
-	return c.http.Do(req)
+	if hops > 0 {
+		req = req.WithContext(context.WithValue(req.Context(), hopsKey{}, hops))
+	}
+	resp, err := c.http.Do(req)
+	if err == nil && (hops > 0 || resp.Request.URL.String() != target.String()) {
+		rec.RedirectedTo = resp.Request.URL.String()
+	}
+	return resp, err
+}
+
+// sameSite is net/http's rule for keeping credentials across a redirect:
+// the target's host name is the origin's or a subdomain of it (ports
+// aside).
+func sameSite(origin, target *url.URL) bool {
+	o, t := strings.ToLower(origin.Hostname()), strings.ToLower(target.Hostname())
+	return t == o || strings.HasSuffix(t, "."+o)
+}
+
+// hopsKey carries the hops a request took before net/http had it.
+type hopsKey struct{}
+
+// checkRedirect lets net/http follow 307 and 308 (method and body kept)
+// up to maxRedirects hops in all, and stops at any other redirect, which
+// would turn the POST into a GET: that answer is recorded as the error it
+// is, its target named.
+func checkRedirect(req *http.Request, via []*http.Request) error {
+	hops := len(via)
+	if n, ok := via[0].Context().Value(hopsKey{}).(int); ok {
+		hops += n
+	}
+	if hops >= maxRedirects {
+		return fmt.Errorf("stopped after %d redirects, the last to %s", maxRedirects, req.URL.Redacted())
+	}
+	if req.Response != nil && !followed(req.Response.StatusCode) {
+		return http.ErrUseLastResponse
+	}
+	return nil
 }
 
 // defaultDrainWait is Options.DrainWait's default: the end of a stream

@@ -409,3 +409,69 @@ func TestOneAuthorizationHeader(t *testing.T) {
 		}
 	}
 }
+
+// TestRedirects: a 307 or 308 is followed with the POST's method and body
+// (credentials only to the configured host), on both transports, and the
+// record says where it led; a 301 is an error naming its target; a loop
+// stops after 10 hops.
+func TestRedirects(t *testing.T) {
+	const ok = `{"choices":[{"message":{"content":"hi"},"finish_reason":"stop"}]}`
+	var mu sync.Mutex
+	var seen []string // method, body and Authorization at the target
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		seen = append(seen, r.Method+" "+string(b)+" auth="+r.Header.Get("Authorization"))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(ok))
+	}))
+	defer target.Close()
+	elsewhere := strings.Replace(target.URL, "127.0.0.1", "localhost", 1)
+	var origin *httptest.Server
+	origin = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		switch r.URL.Path {
+		case "/away": // another host name: no credentials there
+			http.Redirect(w, r, elsewhere+"/v1/chat/completions", http.StatusTemporaryRedirect)
+		case "/moved":
+			http.Redirect(w, r, "/here", http.StatusPermanentRedirect) // relative, same host
+		case "/here":
+			b := r.Header.Get("Authorization")
+			mu.Lock()
+			seen = append(seen, r.Method+" same-host auth="+b)
+			mu.Unlock()
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(ok))
+		case "/old":
+			http.Redirect(w, r, target.URL+"/new", http.StatusMovedPermanently)
+		case "/loop":
+			http.Redirect(w, r, "/loop", http.StatusTemporaryRedirect)
+		}
+	}))
+	defer origin.Close()
+	for _, stdlib := range []bool{false, true} {
+		do := func(path string) *record.Record {
+			c := New(Options{URL: origin.URL + path, Kind: endpoint.Chat, Timeout: 5 * time.Second, MaxConns: 1, Clock: record.NewClock(),
+				APIKey: "k-1234", StdlibTransport: stdlib})
+			defer c.Close()
+			rec := &record.Record{}
+			c.Do(context.Background(), rec, []byte(`{"x":1}`))
+			return rec
+		}
+		seen = nil
+		if rec := do("/away"); !rec.Valid() || rec.RedirectedTo != elsewhere+"/v1/chat/completions" || len(seen) != 1 || seen[0] != `POST {"x":1} auth=` {
+			t.Errorf("net/http %v, 307 to another host: err %+v, redirected to %q, target saw %q", stdlib, rec.Err, rec.RedirectedTo, seen)
+		}
+		seen = nil
+		if rec := do("/moved"); !rec.Valid() || rec.RedirectedTo != origin.URL+"/here" || len(seen) != 1 || seen[0] != "POST same-host auth=Bearer k-1234" {
+			t.Errorf("net/http %v, 308 on the same host: err %+v, redirected to %q, saw %q", stdlib, rec.Err, rec.RedirectedTo, seen)
+		}
+		if rec := do("/old"); rec.Valid() || rec.Err.Code != 301 || !strings.Contains(rec.Err.Message, target.URL+"/new") {
+			t.Errorf("net/http %v, 301: %+v", stdlib, rec.Err)
+		}
+		if rec := do("/loop"); rec.Valid() || !strings.Contains(rec.Err.Message, "stopped after 10 redirects") {
+			t.Errorf("net/http %v, loop: %+v", stdlib, rec.Err)
+		}
+	}
+}

@@ -320,6 +320,9 @@ func readResponseHead(br *bufio.Reader, resp *http.Response) error {
 			resp.Header["Content-Type"] = []string{intern(value)}
 		case asciiEqualFold(name, "Content-Encoding"):
 			resp.Header["Content-Encoding"] = []string{string(value)}
+		case asciiEqualFold(name, "Location"):
+			// Kept for redirects, which the client follows or names.
+			resp.Header["Location"] = []string{string(value)}
 		case asciiEqualFold(name, "Content-Length"):
 			n, err := strconv.ParseInt(string(value), 10, 64)
 			if err != nil || n < 0 {

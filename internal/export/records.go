@@ -181,6 +181,10 @@ func (rw *RecordWriter) Write(r *record.Record, v *metrics.Values) error {
 	b = append(b, `,"was_cancelled":`...)
 	b = strconv.AppendBool(b, r.Cancelled)
 	b = appendWallNs(b, rw.clock, "cancellation_time_ns", r.CancelledPerf)
+	if r.RedirectedTo != "" {
+		// llmbench's, after AIPerf's keys: where a 307/308 led.
+		b = appendJSONString(append(b, `,"redirected_to":`...), r.RedirectedTo)
+	}
 	b = append(b, `},"metrics":{`...)
 	first := true
 	for id, def := range metrics.RecordDefs {

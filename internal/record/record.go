@@ -160,6 +160,9 @@ type Record struct {
 	Cause         Cause
 	Cancelled     bool
 	CancelledPerf int64
+	// RedirectedTo is the URL that answered when the server redirected
+	// the request (307 or 308), empty otherwise.
+	RedirectedTo string
 }
 
 // Valid reports whether the request succeeded.
