@@ -273,6 +273,9 @@ func profileRuns(ctx context.Context, opts benchmark.Options, stdout, stderr io.
 		return exitCancelled
 	case err != nil:
 		fmt.Fprintf(stderr, "llmbench profile: %v\n", err)
+		if input := (*benchmark.InputError)(nil); errors.As(err, &input) {
+			return exitUsage
+		}
 		return exitFailed
 	}
 	return exitOK
@@ -315,12 +318,16 @@ func printResults(stdout io.Writer, res *benchmark.Result) {
 }
 
 // exitCode maps a run's outcome to the documented exit codes: 130 when
-// interrupted, 1 when artifacts could not be written or no request
-// succeeded, 0 otherwise.
+// interrupted, 2 when its input was refused before the first request, 1
+// when artifacts could not be written or no request succeeded, 0
+// otherwise.
 func exitCode(stderr io.Writer, res *benchmark.Result, err error) int {
 	cancelled := res != nil && res.Summary.WasCancelled
 	if err != nil {
 		fmt.Fprintf(stderr, "llmbench profile: %v\n", err)
+		if input := (*benchmark.InputError)(nil); errors.As(err, &input) {
+			return exitUsage
+		}
 		if !cancelled {
 			return exitFailed
 		}

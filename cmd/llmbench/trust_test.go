@@ -304,3 +304,31 @@ func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// TestInputFileErrors: input refused before the first request (a bad
+// dataset line, a tokenizer file that is not one, a bad --extra-inputs
+// value, with one profile run or several) is a usage error: one line,
+// exit code 2, which the README reserves for what the user must change.
+func TestInputFileErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.jsonl")
+	if err := os.WriteFile(bad, []byte("{\"text\": \"hello\"}\n{not json\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tok := filepath.Join(dir, "tokenizer.json")
+	if err := os.WriteFile(tok, []byte(`{"model": {"type": "Nonsense"}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"--input-file", bad, "--custom-dataset-type", "single_turn"},
+		{"--input-file", bad, "--custom-dataset-type", "single_turn", "--num-profile-runs", "2"},
+		{"--tokenizer", tok},
+		{"--extra-inputs", `{"temperature": 0.5,`},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run(append([]string{"llmbench", "profile", "-m", "m", "--mock", "--request-count", "2", "--no-server-metrics", "--artifact-dir", t.TempDir()}, args...), &stdout, &stderr)
+		if lines := strings.Split(strings.TrimSpace(stderr.String()), "\n"); code != exitUsage || len(lines) != 1 {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and one line", args, code, stderr.String())
+		}
+	}
+}

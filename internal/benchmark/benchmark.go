@@ -88,15 +88,15 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	// files, the baseline scrape (the reference for deltas), the client.
 	tok, corpus, err := loadText(ctx, p)
 	if err != nil {
-		return nil, err
+		return nil, inputError(ctx, err)
 	}
 	in, err := buildInputs(p, seed, corpus)
 	if err != nil {
-		return nil, err
+		return nil, inputError(ctx, err)
 	}
 	plan, err := planOf(p, in, seed)
 	if err != nil {
-		return nil, err
+		return nil, inputError(ctx, err)
 	}
 	mock := opts.Mock
 	if mock.Language == nil {
@@ -200,6 +200,24 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// InputError is a refusal of the user's input before the first request:
+// a dataset, trace, tokenizer or --extra-inputs value that cannot be used.
+// Like a bad command line, it is a usage error (exit code 2), not a run
+// whose requests failed.
+type InputError struct{ Err error }
+
+func (e *InputError) Error() string { return e.Err.Error() }
+func (e *InputError) Unwrap() error { return e.Err }
+
+// inputError marks err as the input's fault, unless the run was stopped
+// (a Ctrl-C while loading is no fault of the input).
+func inputError(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return err
+	}
+	return &InputError{Err: err}
 }
 
 func (o Options) withDefaults() Options {

@@ -72,6 +72,9 @@ func Run(ctx context.Context, opts Options) (*Outcome, error) {
 		}
 		ro.Trial, ro.RunLabel = i, label
 		res, err := benchmark.Run(ctx, ro)
+		if input := (*benchmark.InputError)(nil); errors.As(err, &input) {
+			return out, err // every run would refuse the same input
+		}
 		if err == nil && res.Summary.WasCancelled {
 			err = errors.New("interrupted")
 			out.Cancelled = true
