@@ -174,6 +174,7 @@ func TestCommandLineErrors(t *testing.T) {
 		{[]string{"-m"}, "-m needs a value"},
 		{[]string{"--goodput", "time_to_first_token:200"}, "--goodput: time_to_first_token is measured only with --streaming"},
 		{[]string{"--goodput", "ttft:200"}, `--goodput: unknown metric tag "ttft"`},
+		{[]string{"--goodput", "request_latency:-5"}, "--goodput request_latency: -5 cannot be negative"},
 		{[]string{"--mock-ttft-ms", "5"}, "--mock-ttft-ms configures the built-in simulated server: add --mock to benchmark it"},
 	}
 	for _, tc := range tests {

@@ -60,6 +60,11 @@ func ParseSLOs(spec string, streaming bool) ([]SLO, error) {
 		if err != nil || math.IsNaN(threshold) || math.IsInf(threshold, 0) {
 			return nil, fmt.Errorf("--goodput %s: %q is not a number (in %s)", tag, raw, d.Unit)
 		}
+		if threshold < 0 {
+			// No latency, throughput or length is negative: such an SLO
+			// would make every request bad (or good) without a word.
+			return nil, fmt.Errorf("--goodput %s: %s cannot be negative (in %s)", tag, raw, d.Unit)
+		}
 		if i := indexSLO(out, id); i >= 0 {
 			out[i].Threshold = threshold
 		} else {
