@@ -134,6 +134,10 @@ func readLines(path string) (sourceFile, error) {
 	r := bufio.NewReaderSize(f, 64<<10)
 	for num := 1; ; num++ {
 		line, err := r.ReadBytes('\n')
+		if num == 1 {
+			// A UTF-8 byte-order mark, as some editors on Windows write.
+			line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf"))
+		}
 		if t := bytes.TrimSpace(line); len(t) > 0 {
 			src.lines = append(src.lines, sourceLine{num: num, data: t})
 		}

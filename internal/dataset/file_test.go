@@ -275,3 +275,13 @@ func FuzzReadFile(f *testing.F) {
 		}
 	})
 }
+
+// TestByteOrderMark: a file that starts with a UTF-8 byte-order mark (as
+// some Windows editors write) reads as the same file without it.
+func TestByteOrderMark(t *testing.T) {
+	path := writeFile(t, "bom.jsonl", "\xef\xbb\xbf{\"text\": \"hello there\"}\n{\"text\": \"second\"}\n")
+	convs, err := ReadFile(path, FileOptions{Type: "single_turn", Corpus: NewCorpus(builtin(t)), BlockSize: 512, Seed: 1})
+	if err != nil || len(convs) != 2 || convs[0].Turns[0].Text != "hello there" {
+		t.Fatalf("%v: %+v", err, convs)
+	}
+}
