@@ -320,16 +320,29 @@ func TestInputFileErrors(t *testing.T) {
 	if err := os.WriteFile(tok, []byte(`{"model": {"type": "Nonsense"}}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, args := range [][]string{
-		{"--input-file", bad, "--custom-dataset-type", "single_turn"},
-		{"--input-file", bad, "--custom-dataset-type", "single_turn", "--num-profile-runs", "2"},
-		{"--tokenizer", tok},
-		{"--extra-inputs", `{"temperature": 0.5,`},
+	epoch := filepath.Join(dir, "epoch.jsonl")
+	if err := os.WriteFile(epoch, []byte("{\"timestamp\": 1700000000000, \"input_length\": 10, \"output_length\": 5}\n{\"timestamp\": 1700000000500, \"input_length\": 10, \"output_length\": 5}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	huge := filepath.Join(dir, "huge.jsonl")
+	if err := os.WriteFile(huge, []byte("{\"timestamp\": 0, \"input_length\": 10, \"output_length\": 5}\n{\"timestamp\": 1e300, \"input_length\": 10, \"output_length\": 5}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--input-file", bad, "--custom-dataset-type", "single_turn"}, "bad.jsonl:2: not valid JSON"},
+		{[]string{"--input-file", bad, "--custom-dataset-type", "single_turn", "--num-profile-runs", "2"}, "bad.jsonl:2: not valid JSON"},
+		{[]string{"--tokenizer", tok}, "tokenizer"},
+		{[]string{"--extra-inputs", `{"temperature": 0.5,`}, "extra"},
+		{[]string{"--input-file", epoch, "--custom-dataset-type", "mooncake_trace"}, "add --fixed-schedule-auto-offset"},
+		{[]string{"--input-file", huge, "--custom-dataset-type", "mooncake_trace"}, "timestamp 1e+300 ms"},
 	} {
 		var stdout, stderr bytes.Buffer
-		code := run(append([]string{"llmbench", "profile", "-m", "m", "--mock", "--request-count", "2", "--no-server-metrics", "--artifact-dir", t.TempDir()}, args...), &stdout, &stderr)
-		if lines := strings.Split(strings.TrimSpace(stderr.String()), "\n"); code != exitUsage || len(lines) != 1 {
-			t.Errorf("%v: exit %d, stderr %q; want exit 2 and one line", args, code, stderr.String())
+		code := run(append([]string{"llmbench", "profile", "-m", "m", "--mock", "--request-count", "2", "--no-server-metrics", "--artifact-dir", t.TempDir()}, tc.args...), &stdout, &stderr)
+		if lines := strings.Split(strings.TrimSpace(stderr.String()), "\n"); code != exitUsage || len(lines) != 1 || !strings.Contains(lines[0], tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and one line with %q", tc.args, code, stderr.String(), tc.want)
 		}
 	}
 }

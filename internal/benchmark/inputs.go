@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -216,12 +217,33 @@ func (in *inputs) schedule(p config.Profile) error {
 	case opt.FixedScheduleAuto:
 		in.originMs = kept[0].Turns[0].TimestampMs
 	}
+	// Guard against a schedule that would sit silent: a first request due
+	// years away (epoch timestamps without --fixed-schedule-auto-offset),
+	// or a timestamp too large for any run (1e300), which would overflow.
+	if first := kept[0].Turns[0].TimestampMs - in.originMs; first > maxFirstDueMs {
+		return fmt.Errorf("%s: the first request is due %v after the start (timestamp %.0f ms): the timestamps look like epoch times; add --fixed-schedule-auto-offset to send the first at once, or set --fixed-schedule-start-offset",
+			opt.File, time.Duration(math.Min(first, math.MaxInt64/1e6)*float64(time.Millisecond)).Round(time.Second), kept[0].Turns[0].TimestampMs)
+	}
+	for _, c := range kept {
+		if ts := c.Turns[0].TimestampMs; math.IsNaN(ts) || math.IsInf(ts, 0) || ts-in.originMs > maxTraceSpanMs {
+			return fmt.Errorf("%s: timestamp %g ms (conversation %s) lies beyond %v from the schedule's start, longer than any run: fix the trace or leave the request out with --fixed-schedule-end-offset",
+				opt.File, ts, c.ID, time.Duration(maxTraceSpanMs*float64(time.Millisecond)))
+		}
+	}
 	in.times = make([]time.Duration, len(kept))
 	for i, c := range kept {
 		in.times[i] = in.offset(c.Turns[0].TimestampMs)
 	}
 	return nil
 }
+
+// maxFirstDueMs is the stated horizon for a fixed schedule's first
+// request (one hour after the start); maxTraceSpanMs the longest a trace
+// may run (100 days), well inside what a time.Duration holds.
+const (
+	maxFirstDueMs  = 3_600_000
+	maxTraceSpanMs = 100 * 24 * 3_600_000
+)
 
 // offset is when a trace timestamp falls after profiling starts.
 func (in *inputs) offset(ms float64) time.Duration {
