@@ -132,16 +132,18 @@ type tokenizerJSON struct {
 	Normalizer   json.RawMessage `json:"normalizer"`
 	PreTokenizer json.RawMessage `json:"pre_tokenizer"`
 	Model        struct {
-		Type                    string            `json:"type"`
-		Dropout                 *float64          `json:"dropout"`
-		UnkToken                *string           `json:"unk_token"`
-		ContinuingSubwordPrefix *string           `json:"continuing_subword_prefix"`
-		EndOfWordSuffix         *string           `json:"end_of_word_suffix"`
-		FuseUnk                 bool              `json:"fuse_unk"`
-		ByteFallback            bool              `json:"byte_fallback"`
-		IgnoreMerges            bool              `json:"ignore_merges"`
-		Vocab                   map[string]int32  `json:"vocab"`
-		Merges                  []json.RawMessage `json:"merges"`
+		Type                    string   `json:"type"`
+		Dropout                 *float64 `json:"dropout"`
+		UnkToken                *string  `json:"unk_token"`
+		ContinuingSubwordPrefix *string  `json:"continuing_subword_prefix"`
+		EndOfWordSuffix         *string  `json:"end_of_word_suffix"`
+		FuseUnk                 bool     `json:"fuse_unk"`
+		ByteFallback            bool     `json:"byte_fallback"`
+		IgnoreMerges            bool     `json:"ignore_merges"`
+		// Vocab is read once the type is known: Unigram's is a list of
+		// [piece, score] pairs, BPE's and WordPiece's a map.
+		Vocab  json.RawMessage   `json:"vocab"`
+		Merges []json.RawMessage `json:"merges"`
 	} `json:"model"`
 }
 
@@ -169,8 +171,20 @@ func ParseHF(data []byte, name string) (*HF, error) {
 	if m.Type == "" && m.Merges != nil {
 		m.Type = "BPE"
 	}
-	if m.Type != "BPE" {
+	switch {
+	case m.Type == "" && len(m.Vocab) == 0:
+		return nil, errors.New(`no "model" with a "type" and a "vocab": not a Hugging Face tokenizer.json`)
+	case m.Type == "":
+		return nil, unsupported("model", "(no type, no merges)")
+	case m.Type != "BPE":
 		return nil, unsupported("model", m.Type)
+	}
+	var vocab map[string]int32
+	if err := json.Unmarshal(m.Vocab, &vocab); err != nil {
+		return nil, fmt.Errorf("BPE vocab: %w", err)
+	}
+	if len(vocab) == 0 {
+		return nil, errors.New("the BPE vocabulary is empty: no text could be counted with it")
 	}
 	if m.Dropout != nil && *m.Dropout > 0 {
 		return nil, errors.New("BPE dropout is random and cannot be counted exactly")
@@ -191,7 +205,7 @@ func ParseHF(data []byte, name string) (*HF, error) {
 	}
 	model := &bpe{byteLevel: byteLevel, ignoreMerges: m.IgnoreMerges, byteFallback: m.ByteFallback, fuseUnk: m.FuseUnk, unk: -1}
 	t := &HF{name: name, norm: norm, pre: pre, model: model}
-	if err := model.load(m.Vocab, m.Merges, m.UnkToken); err != nil {
+	if err := model.load(vocab, m.Merges, m.UnkToken); err != nil {
 		return nil, err
 	}
 	maxID := int32(-1)
@@ -214,7 +228,7 @@ func ParseHF(data []byte, name string) (*HF, error) {
 	// Ids index a table: a negative one, or one far beyond the number of
 	// tokens (a damaged file), is an error, not a panic or a huge table.
 	if limit := 2*(len(m.Vocab)+len(j.AddedTokens)) + 256; maxID >= int32(limit) {
-		return nil, fmt.Errorf("token id %d is far beyond the %d tokens declared", maxID, len(m.Vocab)+len(j.AddedTokens))
+		return nil, fmt.Errorf("token id %d is far beyond the %d tokens declared", maxID, len(vocab)+len(j.AddedTokens))
 	}
 	for _, a := range j.AddedTokens {
 		if a.ID < 0 {

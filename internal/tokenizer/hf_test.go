@@ -155,7 +155,10 @@ func TestUnsupportedComponents(t *testing.T) {
 		want  string
 	}{
 		{"wordpiece", map[string]any{"type": "WordPiece", "vocab": map[string]int{"a": 0}}, nil, `model "WordPiece" is not supported`},
-		{"unigram", map[string]any{"type": "Unigram"}, nil, `model "Unigram"`},
+		{"unigram", map[string]any{"type": "Unigram", "vocab": [][]any{{"<unk>", 0.0}, {"▁a", -1.5}}}, nil, `model "Unigram" is not supported`},
+		{"no model type", map[string]any{"vocab": map[string]int{"a": 0}}, nil, `model "(no type, no merges)" is not supported`},
+		{"no model", map[string]any{}, nil, `not a Hugging Face tokenizer.json`},
+		{"empty vocab", map[string]any{"type": "BPE", "vocab": map[string]int{}, "merges": []string{}}, nil, "vocabulary is empty"},
 		{"precompiled", bpe, map[string]any{"normalizer": map[string]any{"type": "Precompiled"}}, `normalizer "Precompiled" is not supported`},
 		{"bert", bpe, map[string]any{"pre_tokenizer": map[string]any{"type": "BertPreTokenizer"}}, `pre-tokenizer "BertPreTokenizer"`},
 		{"dropout", map[string]any{"type": "BPE", "vocab": map[string]int{"a": 0}, "merges": []string{}, "dropout": 0.1}, nil, "dropout"},
