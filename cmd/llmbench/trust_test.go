@@ -346,3 +346,20 @@ func TestInputFileErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestPlaceholderModelRunsOffline: AIPerf's documented command lines name
+// placeholder models (your-model); they run with the builtin tokenizer,
+// no model hub, and one warning saying so.
+func TestPlaceholderModelRunsOffline(t *testing.T) {
+	cfg := mockserver.DefaultConfig()
+	cfg.TTFT, cfg.ITL = time.Millisecond, time.Millisecond
+	srv := httptest.NewServer(startMock(t, cfg).Handler())
+	defer srv.Close()
+	t.Setenv("HF_HUB_OFFLINE", "1")
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"llmbench", "profile", "--model", "your-model", "--url", srv.URL, "--request-count", "3", "--osl", "4",
+		"--no-server-metrics", "--ui-type", "none", "--artifact-dir", t.TempDir()}, &stdout, &stderr)
+	if code != exitOK || strings.Count(stderr.String(), "looks like a placeholder name") != 1 {
+		t.Fatalf("exit %d, stderr %q", code, stderr.String())
+	}
+}

@@ -86,7 +86,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 
 	// Prepare: the tokenizer, every request body, the server, the output
 	// files, the baseline scrape (the reference for deltas), the client.
-	tok, corpus, err := loadText(ctx, p)
+	tok, corpus, err := loadText(ctx, p, opts.Log)
 	if err != nil {
 		return nil, inputError(ctx, err)
 	}

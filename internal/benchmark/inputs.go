@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -82,7 +83,10 @@ func seedOf(p *config.Profile) uint64 {
 
 // loadText loads the run's tokenizer and tokenizes the corpus that prompts
 // (and the built-in server's answers) are cut from.
-func loadText(ctx context.Context, p config.Profile) (tokenizer.Tokenizer, *dataset.Corpus, error) {
+func loadText(ctx context.Context, p config.Profile, log io.Writer) (tokenizer.Tokenizer, *dataset.Corpus, error) {
+	if p.Tokenizer.ForPlaceholder {
+		fmt.Fprintf(log, "WARNING  --model %s looks like a placeholder name, which no model hub has: tokens are counted with the builtin tokenizer (tiktoken o200k_base). Pass --tokenizer to count with the model's own.\n", p.Endpoint.ModelNames[0])
+	}
 	tok, err := tokenizer.Load(ctx, p.Tokenizer.Name, hfhub.Options{Revision: p.Tokenizer.Revision})
 	if err != nil {
 		return nil, nil, err

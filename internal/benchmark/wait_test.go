@@ -121,7 +121,7 @@ func TestModelSelection(t *testing.T) {
 	if err := p.Finish(); err != nil {
 		t.Fatal(err)
 	}
-	tok, corpus, err := loadText(context.Background(), p)
+	tok, corpus, err := loadText(context.Background(), p, io.Discard)
 	if err != nil || tok == nil {
 		t.Fatal(err)
 	}

@@ -225,6 +225,9 @@ type Tokenizer struct {
 	Revision            string `json:"revision"`
 	TrustRemoteCode     bool   `json:"trust_remote_code"`
 	UseServerTokenCount bool   `json:"use_server_token_count"`
+	// ForPlaceholder is set when the builtin tokenizer was chosen for a
+	// placeholder model name (your-model, test-model, …), to be warned of.
+	ForPlaceholder bool `json:"-"`
 }
 
 // Output says where artifacts go.
@@ -516,6 +519,7 @@ func (p *Profile) Finish() error {
 		// AIPerf's default: the model's own tokenizer; the built-in server
 		// and placeholder names have none on the Hub.
 		p.Tokenizer.Name = tokenizer.DefaultFor(e.ModelNames[0])
+		p.Tokenizer.ForPlaceholder = !e.Mock && tokenizer.IsPlaceholder(e.ModelNames[0])
 		if e.Mock {
 			p.Tokenizer.Name = tokenizer.BuiltinName
 		}

@@ -26,14 +26,27 @@ type Tokenizer interface {
 // BuiltinName selects tiktoken o200k_base, as AIPerf's builtin.
 const BuiltinName = O200kName
 
-// placeholderModels are the model names AIPerf counts with the builtin
-// tokenizer when --tokenizer is not given: no Hub has them.
-var placeholderModels = map[string]bool{"mock-model": true, "test-model": true, "fake-model": true}
+// placeholderWords mark the model names that documentation uses for "your
+// model here" (your-model, test-model, dummy, example-llm, …): AIPerf
+// counts them with its builtin tokenizer, with a warning, since no Hub has
+// them; so does llmbench.
+var placeholderWords = map[string]bool{"your": true, "test": true, "mock": true, "fake": true, "dummy": true, "example": true, "sample": true, "placeholder": true}
+
+// IsPlaceholder reports a placeholder model name: one of whose words
+// (split on - _ . / : and spaces) is a placeholder word.
+func IsPlaceholder(model string) bool {
+	for _, w := range strings.FieldsFunc(strings.ToLower(model), func(r rune) bool { return strings.ContainsRune("-_./: ", r) }) {
+		if placeholderWords[w] {
+			return true
+		}
+	}
+	return false
+}
 
 // DefaultFor is AIPerf's default --tokenizer for a model: the model name
 // itself (a Hugging Face id), or builtin for a placeholder name.
 func DefaultFor(model string) string {
-	if model == "" || placeholderModels[strings.ToLower(model)] {
+	if model == "" || IsPlaceholder(model) {
 		return BuiltinName
 	}
 	return model
