@@ -33,7 +33,7 @@ func BindFlags(fs *flag.FlagSet, p *Profile) *Flags {
 	f.vars((*secondsValue)(&e.RequestTimeout), "Timeout for each request, in seconds.", "request-timeout-seconds")
 	f.vars((*stringValue)(&e.APIKey), "API key sent as 'Authorization: Bearer <key>'; never written to artifacts.", "api-key")
 	f.vars((*appendValue)(&e.Headers), "Extra request header 'Name:Value'; repeatable.", "header", "H")
-	f.vars((*appendValue)(&e.ExtraInputs), "Extra payload field 'name:value' (value parsed as JSON when it is JSON) or a JSON object of fields; repeatable.", "extra-inputs")
+	f.vars((*appendValue)(&e.ExtraInputs), "Extra payload fields 'name:value' (value parsed as JSON when it is JSON) or a JSON object of fields; several after one flag (temperature:0 max_tokens:4096), or repeated.", "extra-inputs")
 	f.vars((*stringValue)(&e.ModelSelection), "How a request's model is chosen among several: round_robin or random.", "model-selection-strategy")
 	f.vars((*secondsValue)(&e.WaitForModel), "Seconds to wait for the server to be ready before benchmarking (0: do not wait).", "wait-for-model-timeout")
 	f.vars((*stringValue)(&e.WaitMode), "Readiness probe: models (GET /v1/models), inference (a one-token request) or both.", "wait-for-model-mode")
@@ -137,7 +137,7 @@ func (n negatedBool) IsBoolFlag() bool { return true }
 
 // ListFlags are the flags that take several space-separated values
 // (--server-metrics URL URL …); ExpandListArgs rewrites them for package flag.
-var ListFlags = []string{"server-metrics", "server-metrics-formats", "url", "u", "gpu-telemetry"}
+var ListFlags = []string{"server-metrics", "server-metrics-formats", "url", "u", "gpu-telemetry", "extra-inputs"}
 
 // ExpandListArgs rewrites "--flag a b c" into "--flag=a --flag=b --flag=c"
 // for the given multi-value flags: values run until the next argument that

@@ -209,9 +209,16 @@ func RedactArgs(args []string) []string {
 			}
 			continue
 		}
-		if hasEq {
+		switch {
+		case hasEq:
 			out[i] = dashes + name + "=" + redact(val)
-		} else if i+1 < len(out) {
+		case name == "extra-inputs":
+			// Several values may follow (--extra-inputs a:1 api_key:…).
+			for i+1 < len(out) && !strings.HasPrefix(out[i+1], "-") {
+				out[i+1] = redact(out[i+1])
+				i++
+			}
+		case i+1 < len(out):
 			out[i+1] = redact(out[i+1])
 			i++
 		}

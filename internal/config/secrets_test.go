@@ -57,3 +57,17 @@ func TestAuthWarnings(t *testing.T) {
 		}
 	}
 }
+
+// TestRedactArgsExtraInputs: every value after one --extra-inputs is
+// redacted where it is a secret.
+func TestRedactArgsExtraInputs(t *testing.T) {
+	got := strings.Join(RedactArgs([]string{"llmbench", "profile", "--extra-inputs", "temperature:0", "api_key:sk-9999", "--streaming", "--extra-inputs=hf_token:t-1"}), " ")
+	want := "llmbench profile --extra-inputs temperature:0 api_key:<redacted> --streaming --extra-inputs=hf_token:<redacted>"
+	if got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+	p, err := parse(t, ExpandListArgs([]string{"-m", "m", "--extra-inputs", "temperature:0", "max_tokens:4096", "--streaming"}, ListFlags)...)
+	if err != nil || len(p.Endpoint.ExtraInputs) != 2 || p.Endpoint.ExtraInputs[1] != "max_tokens:4096" || !p.Endpoint.Streaming {
+		t.Fatalf("extra inputs %v (%v)", p.Endpoint.ExtraInputs, err)
+	}
+}
