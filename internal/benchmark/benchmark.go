@@ -125,7 +125,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 
 	// Drive the load; every finished request goes to the collector.
 	var counters ui.Counters
-	stopProgress := startProgress(opts, &counters, in.expected+p.Loadgen.WarmupRequestCount)
+	stopProgress := startProgress(opts, &counters, in.expected+p.Loadgen.WarmupRequestCount, p.Loadgen.BenchmarkDuration)
 	win := &window{clock: clock}
 	col := startCollector(records, tok, clock, p, opts.Redactor, win)
 	stopWatch := watchInterrupt(ctx, func() {

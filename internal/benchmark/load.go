@@ -15,7 +15,7 @@ import (
 
 // startProgress prints the live progress line until the returned func is
 // called; nothing when opts.Progress is nil.
-func startProgress(opts Options, counters *ui.Counters, total int) (stop func()) {
+func startProgress(opts Options, counters *ui.Counters, total int, duration time.Duration) (stop func()) {
 	if opts.Progress == nil {
 		return func() {}
 	}
@@ -26,7 +26,7 @@ func startProgress(opts Options, counters *ui.Counters, total int) (stop func())
 	quit := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		ui.Progress(opts.Progress, counters, total, interval, opts.Terminal, quit)
+		ui.Progress(opts.Progress, counters, total, duration, interval, opts.Terminal, quit)
 	})
 	return func() {
 		close(quit)

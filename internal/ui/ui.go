@@ -5,6 +5,7 @@ package ui
 import (
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -25,8 +26,9 @@ func (c *Counters) InFlight() int64 {
 }
 
 // Progress prints a progress line every interval until stop is closed.
-// On a terminal the line is redrawn in place.
-func Progress(w io.Writer, c *Counters, total int, interval time.Duration, terminal bool, stop <-chan struct{}) {
+// On a terminal the line is redrawn in place. total is the requests
+// expected (0: unknown), duration the run's --benchmark-duration (0: none).
+func Progress(w io.Writer, c *Counters, total int, duration, interval time.Duration, terminal bool, stop <-chan struct{}) {
 	start := time.Now()
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -38,7 +40,7 @@ func Progress(w io.Writer, c *Counters, total int, interval time.Duration, termi
 			}
 			return
 		case <-t.C:
-			line := ProgressLine(c.Sent.Load(), c.Completed.Load(), c.Errors.Load(), total, time.Since(start))
+			line := ProgressLine(c.Sent.Load(), c.Completed.Load(), c.Errors.Load(), total, duration, time.Since(start))
 			if terminal {
 				fmt.Fprintf(w, "\r\033[K%s", line)
 			} else {
@@ -48,19 +50,22 @@ func Progress(w io.Writer, c *Counters, total int, interval time.Duration, termi
 	}
 }
 
-// ProgressLine describes progress in one line.
-func ProgressLine(sent, completed, errors int64, total int, elapsed time.Duration) string {
+// ProgressLine describes progress in one line: against the requests
+// expected, or, for a run of a set duration, its time against that.
+func ProgressLine(sent, completed, errors int64, total int, duration, elapsed time.Duration) string {
 	done := completed + errors
 	rate := 0.0
 	if s := elapsed.Seconds(); s > 0 {
 		rate = float64(done) / s
 	}
-	of := ""
-	if total > 0 {
+	clock, of := elapsed.Truncate(100*time.Millisecond).String(), ""
+	switch {
+	case total > 0:
 		of = fmt.Sprintf("/%d (%.0f%%)", total, 100*float64(done)/float64(total))
+	case duration > 0:
+		clock = fmt.Sprintf("%s of %s (%.0f%%)", elapsed.Truncate(time.Second), duration, math.Min(100, 100*elapsed.Seconds()/duration.Seconds()))
 	}
-	return fmt.Sprintf("[%s] done %d%s  in flight %d  errors %d  %.1f req/s",
-		elapsed.Truncate(100*time.Millisecond), done, of, sent-done, errors, rate)
+	return fmt.Sprintf("[%s] done %d%s  in flight %d  errors %d  %.1f req/s", clock, done, of, sent-done, errors, rate)
 }
 
 // Table renders the final results: the console metrics' distributions,

@@ -17,12 +17,15 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 func TestProgressLine(t *testing.T) {
-	got := ProgressLine(30, 20, 5, 100, 2500*time.Millisecond)
+	got := ProgressLine(30, 20, 5, 100, 0, 2500*time.Millisecond)
 	want := "[2.5s] done 25/100 (25%)  in flight 5  errors 5  10.0 req/s"
 	if got != want {
 		t.Fatalf("got  %q\nwant %q", got, want)
 	}
-	if got := ProgressLine(3, 1, 0, 0, time.Second); got != "[1s] done 1  in flight 2  errors 0  1.0 req/s" {
+	if got := ProgressLine(3, 1, 0, 0, 0, time.Second); got != "[1s] done 1  in flight 2  errors 0  1.0 req/s" {
+		t.Fatalf("no goal line %q", got)
+	}
+	if got := ProgressLine(3, 1, 0, 0, time.Minute, 12500*time.Millisecond); got != "[12s of 1m0s (21%)] done 1  in flight 2  errors 0  0.1 req/s" {
 		t.Fatalf("duration mode line %q", got)
 	}
 }
