@@ -13,10 +13,12 @@ import (
 	"runtime/pprof"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/llmbench/llmbench/internal/benchmark"
 	"github.com/llmbench/llmbench/internal/config"
 	"github.com/llmbench/llmbench/internal/dataset"
+	"github.com/llmbench/llmbench/internal/export"
 	"github.com/llmbench/llmbench/internal/hfhub"
 	"github.com/llmbench/llmbench/internal/mockserver"
 	"github.com/llmbench/llmbench/internal/multirun"
@@ -231,6 +233,16 @@ func profile(args []string, stdout, stderr io.Writer) int {
 	var progress io.Writer
 	if p.Output.UIType != "none" {
 		progress = stderr
+	}
+	if !p.Output.Overwrite {
+		moved, err := export.KeepPrevious(p.Output.ArtifactDir, p.Output.ExportPrefix, time.Now())
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
+			return exitFailed
+		}
+		if moved != "" {
+			fmt.Fprintf(stderr, "INFO  %s held a previous run's results: they are kept in %s (--overwrite replaces them instead).\n", p.Output.ArtifactDir, moved)
+		}
 	}
 	runOpts := benchmark.Options{
 		Profile: p, Mock: mock, Version: version, Progress: progress, Terminal: isTerminal(stderr), Log: stderr,

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -361,5 +362,47 @@ func TestPlaceholderModelRunsOffline(t *testing.T) {
 		"--no-server-metrics", "--ui-type", "none", "--artifact-dir", t.TempDir()}, &stdout, &stderr)
 	if code != exitOK || strings.Count(stderr.String(), "looks like a placeholder name") != 1 {
 		t.Fatalf("exit %d, stderr %q", code, stderr.String())
+	}
+}
+
+// TestPreviousRunKept: a second run into the same folder keeps the first
+// run's files in previous_<time>/ and says so; other files stay where they
+// are; --overwrite replaces instead.
+func TestPreviousRunKept(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	once := func(extra ...string) (string, string) {
+		var stdout, stderr bytes.Buffer
+		args := append([]string{"llmbench", "profile", "-m", "m", "--mock", "--request-count", "2", "--no-server-metrics", "--ui-type", "none", "--artifact-dir", dir}, extra...)
+		if code := run(args, &stdout, &stderr); code != exitOK {
+			t.Fatalf("exit %d: %s", code, stderr.String())
+		}
+		var id struct {
+			ID string `json:"benchmark_id"`
+		}
+		raw, _ := os.ReadFile(filepath.Join(dir, "profile_export_aiperf.json"))
+		_ = json.Unmarshal(raw, &id)
+		return id.ID, stderr.String()
+	}
+	first, _ := once()
+	second, log := once()
+	kept, _ := filepath.Glob(filepath.Join(dir, "previous_*", "profile_export_aiperf.json"))
+	if len(kept) != 1 || !strings.Contains(log, "held a previous run's results") || first == second {
+		t.Fatalf("kept %v, log %q", kept, log)
+	}
+	raw, _ := os.ReadFile(kept[0])
+	if !bytes.Contains(raw, []byte(first)) {
+		t.Fatal("previous_*/ does not hold the first run")
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "notes.txt")); err != nil || string(b) != "mine" {
+		t.Fatal("a file that is not llmbench's moved")
+	}
+	if _, log := once("--overwrite"); strings.Contains(log, "held a previous run's results") {
+		t.Fatalf("--overwrite kept: %q", log)
+	}
+	if kept, _ := filepath.Glob(filepath.Join(dir, "previous_*")); len(kept) != 1 {
+		t.Fatalf("previous folders %v", kept)
 	}
 }

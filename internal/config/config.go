@@ -237,6 +237,9 @@ type Output struct {
 	// <prefix>_aiperf.json, <prefix>_server_metrics.json, …
 	ExportPrefix string `json:"profile_export_prefix,omitempty"`
 	UIType       string `json:"ui_type"`
+	// Overwrite replaces a previous run's files in ArtifactDir; without
+	// it they are moved to previous_<time>/ first.
+	Overwrite bool `json:"overwrite,omitempty"`
 }
 
 // ServerMetrics configures the scraping of servers' Prometheus /metrics.

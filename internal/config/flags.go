@@ -88,6 +88,7 @@ func BindFlags(fs *flag.FlagSet, p *Profile) *Flags {
 	f.vars((*stringValue)(&p.Output.ArtifactDir), "Directory for the artifacts (default artifacts/<model>-openai-<type>-concurrency<N>).", "artifact-dir", "output-artifact-dir")
 	f.vars((*stringValue)(&p.Output.UIType), "Console output: simple (progress and final table) or none.", "ui-type", "ui")
 	f.vars((*stringValue)(&p.Output.ExportPrefix), "Prefix of the export files (an extension is dropped).", "profile-export-prefix", "profile-export-file")
+	f.vars(boolValue{&p.Output.Overwrite}, "Replace a previous run's files in the artifact directory (default: move them to previous_<time>/ there first).", "overwrite")
 
 	mr := &p.MultiRun
 	f.vars((*intValue)(&mr.NumRuns), "Number of profile runs, for confidence intervals across them (1-10); results in run_0001/…, the aggregate in aggregate/.", "num-profile-runs")

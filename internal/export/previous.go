@@ -1,0 +1,63 @@
+package export
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"time"
+)
+
+// runDir matches the folders of --num-profile-runs (run_0001, …).
+var runDir = regexp.MustCompile(`^run_\d{4}$`)
+
+// previousNames are the names in an artifact folder that an earlier run
+// wrote with this export prefix: its files, and the folders of a
+// multi-run profile.
+func previousNames(dir, prefix string) []string {
+	f := ProfileFiles(prefix)
+	sm := ServerMetricsFiles(prefix)
+	candidates := []string{f.ProfileJSON, f.ProfileCSV, f.Records, f.Inputs, f.TimeslicesJSON, f.TimeslicesCSV,
+		sm("json"), sm("csv"), sm("jsonl"), sm("parquet"), GPUTelemetryFile(prefix), "aggregate"}
+	var out []string
+	for _, name := range candidates {
+		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
+			out = append(out, name)
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if e.IsDir() && runDir.MatchString(e.Name()) {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// KeepPrevious moves what an earlier run left in dir (with the same
+// export prefix) into dir/previous_<time>/, so that a second run with the
+// same settings never silently replaces the first's results. Only
+// llmbench's own file and folder names move; anything else in dir stays.
+// It returns the folder the files went to, "" when there were none.
+func KeepPrevious(dir, prefix string, now time.Time) (string, error) {
+	names := previousNames(dir, prefix)
+	if len(names) == 0 {
+		return "", nil
+	}
+	dest := filepath.Join(dir, "previous_"+now.Format("20060102-150405"))
+	for n := 2; ; n++ {
+		if _, err := os.Lstat(dest); os.IsNotExist(err) {
+			break
+		}
+		dest = filepath.Join(dir, fmt.Sprintf("previous_%s-%d", now.Format("20060102-150405"), n))
+	}
+	if err := os.Mkdir(dest, 0o755); err != nil {
+		return "", fmt.Errorf("keep the previous run's files: %w", err)
+	}
+	for _, name := range names {
+		if err := os.Rename(filepath.Join(dir, name), filepath.Join(dest, name)); err != nil {
+			return "", fmt.Errorf("keep the previous run's files: %w", err)
+		}
+	}
+	return dest, nil
+}
