@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -327,21 +328,11 @@ func TestMultiTurnSessions(t *testing.T) {
 func TestTraceReplay(t *testing.T) {
 	mock := mockserver.DefaultConfig()
 	mock.TTFT, mock.ITL = 5*time.Millisecond, time.Millisecond
-	srv := newCaptureServer(t, mock)
 	trace := filepath.Join("..", "..", "examples", "mooncake_trace.jsonl")
-	p := profileFor(t, srv.url, "--input-file", trace, "--custom-dataset-type", "mooncake_trace", "--no-server-metrics")
-	if _, err := Run(context.Background(), Options{Profile: p, Version: "test"}); err != nil {
-		t.Fatal(err)
-	}
 	tok, _ := tokenizer.O200k()
 	stamps := []time.Duration{0, 105, 274, 600, 900, 1200}
 	lengths := []int{1200, 1800, 1300, 700, tok.Count("Summarise the trace so far."), 1600}
-	if len(srv.reqs) != 6 {
-		t.Fatalf("%d requests, want the trace's 6", len(srv.reqs))
-	}
-	reqs := srv.reqs
-	sort.Slice(reqs, func(i, j int) bool { return reqs[i].arrived.Before(reqs[j].arrived) })
-	checkSchedule(t, readRecords(t, p.Output.ArtifactDir), reqs, stamps)
+	reqs := replayOnSchedule(t, mock, stamps, "--input-file", trace, "--custom-dataset-type", "mooncake_trace", "--no-server-metrics")
 	for i, s := range reqs {
 		if n := tok.Count(s.body.Messages[0].Content); n != lengths[i] {
 			t.Errorf("row %d: %d prompt tokens, want %d", i+1, n, lengths[i])
@@ -363,18 +354,8 @@ func TestTraceReplay(t *testing.T) {
 
 	// The window 200–1000 ms keeps the rows at 274, 600 and 900, sent
 	// 74, 400 and 700 ms after profiling starts.
-	srv2 := newCaptureServer(t, mock)
-	p = profileFor(t, srv2.url, "--input-file", trace, "--custom-dataset-type", "mooncake_trace", "--no-server-metrics",
+	reqs = replayOnSchedule(t, mock, []time.Duration{74, 400, 700}, "--input-file", trace, "--custom-dataset-type", "mooncake_trace", "--no-server-metrics",
 		"--fixed-schedule-start-offset", "200", "--fixed-schedule-end-offset", "1000")
-	if _, err := Run(context.Background(), Options{Profile: p, Version: "test"}); err != nil {
-		t.Fatal(err)
-	}
-	if len(srv2.reqs) != 3 {
-		t.Fatalf("%d requests in the window, want 3", len(srv2.reqs))
-	}
-	reqs = srv2.reqs
-	sort.Slice(reqs, func(i, j int) bool { return reqs[i].arrived.Before(reqs[j].arrived) })
-	checkSchedule(t, readRecords(t, p.Output.ArtifactDir), reqs, []time.Duration{74, 400, 700})
 	for i, s := range reqs {
 		if n := tok.Count(s.body.Messages[0].Content); n != []int{1300, 700, lengths[4]}[i] {
 			t.Errorf("windowed row %d: %d tokens", i+1, n)
@@ -382,11 +363,40 @@ func TestTraceReplay(t *testing.T) {
 	}
 }
 
+// replayOnSchedule replays the trace args name against a fresh capturing
+// server and checks its schedule (checkSchedule), at most three times: a
+// loaded machine can hold one replay's sends back past the 30 ms
+// tolerance, not three in a row, while a scheduler that sends late, or a
+// due time that is wrong, fails every attempt. It returns the requests of
+// the replay that passed, in arrival order.
+func replayOnSchedule(t *testing.T, mock mockserver.Config, offsets []time.Duration, args ...string) []*seen {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		srv := newCaptureServer(t, mock)
+		p := profileFor(t, srv.url, args...)
+		if _, err := Run(context.Background(), Options{Profile: p, Version: "test"}); err != nil {
+			t.Fatal(err)
+		}
+		reqs := srv.reqs
+		sort.Slice(reqs, func(i, j int) bool { return reqs[i].arrived.Before(reqs[j].arrived) })
+		late := checkSchedule(t, readRecords(t, p.Output.ArtifactDir), reqs, offsets)
+		if len(late) == 0 {
+			return reqs
+		}
+		if attempt == 3 {
+			t.Fatalf("late in three replays in a row: %v", late)
+		}
+		t.Logf("replay %d: %v; replaying again (a loaded machine?)", attempt, late)
+	}
+}
+
 // checkSchedule: request i was due (credit_issued_ns) exactly offsets[i]
 // ms after the first request's due time plus offsets[0] (the schedule is
-// absolute), and reached the server no earlier than due and at most 30 ms
-// after it (the stated tolerance, on a machine not loaded to saturation).
-func checkSchedule(t *testing.T, recs []recordLine, reqs []*seen, offsets []time.Duration) {
+// absolute) and never reached the server before it (both fail the test at
+// once); it returns the requests that reached the server more than 30 ms
+// after their due time (the stated tolerance, on a machine not loaded to
+// saturation).
+func checkSchedule(t *testing.T, recs []recordLine, reqs []*seen, offsets []time.Duration) (late []string) {
 	t.Helper()
 	due := map[string]int64{}
 	for _, r := range recs {
@@ -402,12 +412,16 @@ func checkSchedule(t *testing.T, recs []recordLine, reqs []*seen, offsets []time
 			t.Fatalf("request %d has no record", i+1)
 		}
 		if got := time.Duration(d - start); got < offsets[i]*time.Millisecond-time.Microsecond || got > offsets[i]*time.Millisecond+time.Microsecond {
-			t.Errorf("request %d due %v into the schedule, want %v ms", i+1, got, offsets[i])
+			t.Fatalf("request %d due %v into the schedule, want %v ms", i+1, got, offsets[i])
 		}
-		if late := time.Duration(s.arrived.UnixNano() - d); late < -time.Millisecond || late > 30*time.Millisecond {
-			t.Errorf("request %d reached the server %v after it was due", i+1, late)
+		switch lateness := time.Duration(s.arrived.UnixNano() - d); {
+		case lateness < -time.Millisecond:
+			t.Fatalf("request %d reached the server %v before it was due", i+1, -lateness)
+		case lateness > 30*time.Millisecond:
+			late = append(late, fmt.Sprintf("request %d reached the server %v after it was due", i+1, lateness))
 		}
 	}
+	return late
 }
 
 // TestRequestCancellation: about half the requests are cancelled 50 ms
