@@ -24,26 +24,35 @@ var watched = map[string]bool{
 
 // ServerMetrics renders the watched server metrics, one line per series:
 // gauges avg and max, counters total and rate, histograms p50 and p99
-// estimates. It is empty when none was scraped.
+// estimates. Times are shown in milliseconds, as the client's table shows
+// them (the exports keep the server's seconds). It is empty when none was
+// scraped.
 func ServerMetrics(ms []servermetrics.Metric) string {
 	var b strings.Builder
 	for _, m := range ms {
 		if !watched[m.Name] {
 			continue
 		}
-		unit := ""
-		if m.Unit != "" && m.Unit != "count" {
+		unit, scale := "", 1.0
+		switch m.Unit {
+		case "", "count":
+		case "seconds":
+			unit, scale = " ms", 1000
+		case "milliseconds":
+			unit = " ms"
+		default:
 			unit = " " + m.Unit
 		}
+		show := func(v float64) string { return short(v * scale) }
 		for _, s := range m.Series {
 			var v string
 			switch {
 			case s.Gauge != nil:
-				v = fmt.Sprintf("avg %s  max %s%s", short(s.Gauge.Avg), short(s.Gauge.Max), unit)
+				v = fmt.Sprintf("avg %s  max %s%s", show(s.Gauge.Avg), show(s.Gauge.Max), unit)
 			case s.Counter != nil:
-				v = fmt.Sprintf("total %s  rate %s%s/s", short(s.Counter.Total), short(s.Counter.Rate), unit)
+				v = fmt.Sprintf("total %s  rate %s%s/s", show(s.Counter.Total), show(s.Counter.Rate), unit)
 			case s.Hist != nil && s.Hist.Count > 0:
-				v = fmt.Sprintf("p50≈%s  p99≈%s%s  (n=%.0f)", short(s.Hist.Estimates[4]), short(s.Hist.Estimates[8]), unit, s.Hist.Count)
+				v = fmt.Sprintf("p50≈%s  p99≈%s%s  (n=%.0f)", show(s.Hist.Estimates[4]), show(s.Hist.Estimates[8]), unit, s.Hist.Count)
 			default:
 				continue
 			}

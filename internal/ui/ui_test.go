@@ -72,7 +72,7 @@ func TestServerMetricsLines(t *testing.T) {
 	want := " Server metrics (profiling period):\n" +
 		" vllm:num_requests_running                    avg 7.50  max 8.00  [http://a/metrics]\n" +
 		" vllm:generation_tokens                       total 12800  rate 1398 tokens/s  [http://a/metrics]\n" +
-		" vllm:time_to_first_token_seconds             p50≈0.05  p99≈0.0598 seconds  (n=200)  [http://a/metrics]\n"
+		" vllm:time_to_first_token_seconds             p50≈50.00  p99≈59.80 ms  (n=200)  [http://a/metrics]\n"
 	if got := ServerMetrics(ms); got != want {
 		t.Fatalf("got\n%s\nwant\n%s", got, want)
 	}
