@@ -204,7 +204,7 @@ func energyMetrics(t *gputelemetry.Report, rs metrics.Results, p config.Profile)
 		return 0
 	}
 	in := gputelemetry.Inputs{
-		TotalOSL: value("total_osl"), TotalISL: value("total_isl"), HasTokens: true,
+		TotalOSL: value("total_osl"), TotalISL: value("total_isl"),
 		RequestCount: float64(rs.RequestCount), RequestLatencyAvgMs: value("request_latency"),
 		RequestThroughput: value("request_throughput"), OutputTokenThroughput: value("output_token_throughput"),
 	}

@@ -106,10 +106,9 @@ func (s *Store) Energy(w Window) (e Energy, ok bool) {
 
 // Inputs are the client-side figures the energy metrics divide by.
 type Inputs struct {
-	// TotalOSL and TotalISL are the profiling requests' token totals;
-	// HasTokens is false for an endpoint that produces no tokens.
+	// TotalOSL and TotalISL are the profiling requests' token totals, 0
+	// for an endpoint that produces no tokens (no token metrics then).
 	TotalOSL, TotalISL float64
-	HasTokens          bool
 	RequestCount       float64
 	// Concurrency is the profiling concurrency (0: none set).
 	Concurrency int
@@ -153,11 +152,11 @@ func Efficiency(e Energy, in Inputs) []Metric {
 	if e.AvgPowerW > 0 {
 		add("average_gpu_power", "Average GPU Power", "W", e.AvgPowerW, false)
 	}
-	if in.HasTokens && in.TotalOSL > 0 {
+	if in.TotalOSL > 0 {
 		add("output_tokens_per_joule", "Output Tokens per Joule", "tokens/J", in.TotalOSL/e.Joules, true)
 		add("energy_per_output_token", "Energy per Output Token", "mJ/token", 1000*e.Joules/in.TotalOSL, false)
 	}
-	if in.HasTokens && in.TotalOSL+in.TotalISL > 0 {
+	if in.TotalOSL > 0 {
 		add("energy_per_total_token", "Energy per Total Token", "mJ/token", 1000*e.Joules/(in.TotalISL+in.TotalOSL), false)
 	}
 	if in.RequestCount > 0 {
@@ -174,7 +173,7 @@ func Efficiency(e Energy, in Inputs) []Metric {
 		if in.RequestThroughput > 0 {
 			add("performance_per_watt", "Performance per Watt", "requests/sec/W", in.RequestThroughput/e.AvgPowerW, true)
 		}
-		if in.HasTokens && in.OutputTokenThroughput > 0 {
+		if in.TotalOSL > 0 && in.OutputTokenThroughput > 0 {
 			add("output_tps_per_watt", "Output TPS per Watt", "tokens/sec/W", in.OutputTokenThroughput/e.AvgPowerW, true)
 		}
 		if in.HasGoodput {

@@ -220,7 +220,7 @@ func TestEnergyMixed(t *testing.T) {
 // TestEfficiency checks each energy metric's formula on round numbers.
 func TestEfficiency(t *testing.T) {
 	e := Energy{Platform: "nvidia", Joules: 1000, TotalPowerW: 480, AvgPowerW: 500, HasPower: true, HasEnergy: true}
-	in := Inputs{TotalOSL: 4000, TotalISL: 6000, HasTokens: true, RequestCount: 100, Concurrency: 8,
+	in := Inputs{TotalOSL: 4000, TotalISL: 6000, RequestCount: 100, Concurrency: 8,
 		RequestLatencyAvgMs: 250, RequestThroughput: 50, OutputTokenThroughput: 2000, Goodput: 40, HasGoodput: true}
 	want := map[string]float64{
 		"nvidia_total_gpu_power":         480,
@@ -249,7 +249,7 @@ func TestEfficiency(t *testing.T) {
 	if got := Efficiency(Energy{Platform: "nvidia", TotalPowerW: 480, HasPower: true}, in); len(got) != 1 || got[0].Tag != "nvidia_total_gpu_power" {
 		t.Errorf("without energy: %+v", got)
 	}
-	in.HasTokens = false
+	in.TotalOSL, in.TotalISL = 0, 0 // an endpoint that produces no tokens
 	for _, m := range Efficiency(e, in) {
 		if strings.Contains(m.Tag, "token") || strings.Contains(m.Tag, "tps") {
 			t.Errorf("token metric %s without tokens", m.Tag)
