@@ -38,15 +38,7 @@ func TestGPUEnergyAgainstPowerModel(t *testing.T) {
 	}
 	cfg := mockserver.DefaultConfig()
 	cfg.TTFT, cfg.ITL, cfg.GPUs, cfg.Language = 20*time.Millisecond, 4*time.Millisecond, gpus, dataset.NewCorpus(tok)
-	srv, err := mockserver.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	base, stop, err := srv.Start(context.Background(), "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
+	srv, base := serveMock(t, cfg)
 	gpuURL, stopGPUs, err := srv.StartGPUs(context.Background(), "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -347,15 +346,7 @@ func TestUsageErrors(t *testing.T) {
 func TestProfileServerMetricsTwoEndpoints(t *testing.T) {
 	cfg := mockserver.DefaultConfig()
 	cfg.MetricsProfile = "sglang"
-	sg, err := mockserver.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sgURL, stop, err := sg.Start(context.Background(), "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
+	_, sgURL := serveMock(t, cfg)
 	t.Setenv("AIPERF_SERVER_METRICS_COLLECTION_INTERVAL", "0.05")
 	t.Setenv("AIPERF_SERVER_METRICS_COLLECTION_FLUSH_PERIOD", "0.2")
 

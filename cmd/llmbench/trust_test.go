@@ -48,6 +48,19 @@ func startMock(t *testing.T, cfg mockserver.Config) *mockserver.Server {
 	return srv
 }
 
+// serveMock starts the simulated server with cfg on a loopback port for
+// the test's duration and returns it with its base URL.
+func serveMock(t *testing.T, cfg mockserver.Config) (*mockserver.Server, string) {
+	t.Helper()
+	srv := startMock(t, cfg)
+	base, stop, err := srv.Start(context.Background(), "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	return srv, base
+}
+
 // basicAuthServer serves h only to the given Basic credentials, and echoes
 // every request header back in the 500 body of each fourth generation
 // request, as a hostile server might.
