@@ -141,15 +141,17 @@ func grid(title string, rows [][]string) string {
 	rule := strings.Repeat("─", total)
 	b.WriteString(rule + "\n")
 	for i, row := range rows {
+		var line strings.Builder
 		for j, cell := range row {
 			pad := widths[j] - len([]rune(cell))
 			if j == 0 {
-				b.WriteString(" " + cell + strings.Repeat(" ", pad) + " ")
+				line.WriteString(" " + cell + strings.Repeat(" ", pad) + " ")
 			} else {
-				b.WriteString("  " + strings.Repeat(" ", pad) + cell)
+				line.WriteString("  " + strings.Repeat(" ", pad) + cell)
 			}
 		}
-		b.WriteString("\n")
+		// A row whose last cells are empty (a counter's) ends at its text.
+		b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
 		if i == 0 {
 			b.WriteString(rule + "\n")
 		}
