@@ -332,8 +332,12 @@ func TestOptionalEndpoints(t *testing.T) {
 	if len(got.from(urls[1])) != 0 || len(got.from(dcgmURL)) < 3 {
 		t.Fatalf("snapshots: unwanted %d, DCGM %d", len(got.from(urls[1])), len(got.from(dcgmURL)))
 	}
-	if log.Len() != 0 {
-		t.Fatalf("warned about optional endpoints: %s", log.String())
+	// Nothing said of the optional endpoints that were dropped (a loaded
+	// machine may delay the live one's scrapes; that is another warning).
+	for _, u := range urls[:2] {
+		if strings.Contains(log.String(), u) {
+			t.Fatalf("warned about optional endpoint %s: %s", u, log.String())
+		}
 	}
 	// After Finish, a checkpoint delivers nothing.
 	n := len(got.from(dcgmURL))
@@ -353,15 +357,18 @@ func TestHungFirstScrapeDelaysNoOther(t *testing.T) {
 	var log bytes.Buffer
 	var got sink
 	c := NewCollector(Options{
-		URLs: []string{healthy + "/metrics", hang.URL + "/metrics"}, Interval: 50 * time.Millisecond, ReachabilityTimeout: 800 * time.Millisecond,
+		// 200 ms intervals: a stall warning needs 600 ms without an answer,
+		// which the other's 2 s probe made certain before and a loaded
+		// machine's hiccup does not.
+		URLs: []string{healthy + "/metrics", hang.URL + "/metrics"}, Interval: 200 * time.Millisecond, ReachabilityTimeout: 2 * time.Second,
 		Clock: record.NewClock(), Log: &log, Sink: got.add,
 	})
 	c.Start(context.Background())
 	// The healthy endpoint went on while Start waited for the other.
 	if n := len(got.from(healthy + "/metrics")); n < 5 {
-		t.Fatalf("%d scrapes of the healthy endpoint during the other's 800 ms probe", n)
+		t.Fatalf("%d scrapes of the healthy endpoint during the other's 2 s probe", n)
 	}
-	time.Sleep(200 * time.Millisecond)
+	time.Sleep(400 * time.Millisecond)
 	c.Finish(context.Background(), context.Background())
 	infos := c.Infos()
 	if infos[0].Status != "ok" || infos[1].Status != "failed" {
