@@ -43,6 +43,25 @@ var (
 	itlBuckets     = []float64{0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0}
 	latencyBuckets = []float64{0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0} // vLLM before the long tail was added
 	tokenBuckets   = []float64{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000}                                         // build_1_2_5_buckets(max_model_len=1024)
+	// build_1_2_5_buckets(max_model_len=8192): the last bound, 5,000, far
+	// below the model's limit.
+	tokenBuckets8k = []float64{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000}
+)
+
+// SGLang's default layouts (sglang/srt/metrics/collector.py,
+// TokenizerMetricsCollector): TTFT starts at 100 ms.
+var (
+	sglangTTFTBuckets = []float64{0.1, 0.2, 0.4, 0.6, 0.8, 1, 2, 4, 6, 8, 10, 20, 40, 60, 80, 100, 200, 400}
+	sglangITLBuckets  = []float64{0.002, 0.004, 0.006, 0.008, 0.010, 0.015, 0.020, 0.025, 0.030, 0.035, 0.040, 0.060, 0.080, 0.100, 0.200, 0.400, 0.600, 0.800, 1.000, 2.000, 4.000, 6.000, 8.000}
+	sglangE2EBuckets  = []float64{0.1, 0.2, 0.4, 0.6, 0.8, 1, 2, 4, 6, 8, 10, 20, 40, 60, 80, 100, 200, 400, 600, 1200, 1800, 2400}
+)
+
+// TensorRT-LLM's defaults (tensorrt_llm/metrics/collector.py): vLLM's TTFT
+// and latency layouts with the long tail to 7,680 s, and its own prefill
+// time layout.
+var (
+	trtllmLatencyBuckets = []float64{0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0}
+	trtllmPrefillBuckets = []float64{0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0}
 )
 
 // A case is a metric's observations over a run.
@@ -118,6 +137,25 @@ var cases = []benchCase{
 		}},
 	{"cluster-independent", "request latency in one bucket, independent (660 ± 12 ms, 20/s)", latencyBuckets, 60, 20,
 		func(r *rand.Rand, _ float64) float64 { return 0.66 + 0.012*r.NormFloat64() }, nil},
+	{"tail-ceiling", "prompt tokens uniform up to the 8,192-token limit, 1-2-5 buckets ending at 5,000: 39 % in +Inf", tokenBuckets8k, 120, 10,
+		func(r *rand.Rand, _ float64) float64 { return math.Ceil(8192 * r.Float64()) }, nil},
+	{"sglang-ttft", "TTFT, lognormal (median 350 ms, σ 0.5), SGLang's layout", sglangTTFTBuckets, 120, 20,
+		func(r *rand.Rand, _ float64) float64 { return lognormal(r, 0.35, 0.5) }, nil},
+	{"sglang-ttft-fast", "TTFT 45 ± 12 ms: all in SGLang's first bucket, (0, 100 ms]", sglangTTFTBuckets, 60, 20,
+		func(r *rand.Rand, _ float64) float64 { return math.Max(0.005, 0.045+0.012*r.NormFloat64()) }, nil},
+	{"sglang-itl", "ITL 14 ± 1.5 ms with 0.5 % stalls (~150 ms), SGLang's layout", sglangITLBuckets, 60, 1000,
+		func(r *rand.Rand, _ float64) float64 {
+			if r.Float64() < 0.005 {
+				return lognormal(r, 0.15, 0.4)
+			}
+			return math.Max(0.001, 0.014+0.0015*r.NormFloat64())
+		}, nil},
+	{"sglang-e2e", "request latency, lognormal (median 6 s, σ 0.6), SGLang's layout", sglangE2EBuckets, 300, 5,
+		func(r *rand.Rand, _ float64) float64 { return lognormal(r, 6, 0.6) }, nil},
+	{"trtllm-prefill", "prefill time, lognormal (median 60 ms, σ 0.7), TensorRT-LLM's layout", trtllmPrefillBuckets, 120, 20,
+		func(r *rand.Rand, _ float64) float64 { return lognormal(r, 0.06, 0.7) }, nil},
+	{"trtllm-e2e", "request latency, lognormal (median 40 s, σ 0.9), TensorRT-LLM's long-tail layout", trtllmLatencyBuckets, 300, 5,
+		func(r *rand.Rand, _ float64) float64 { return lognormal(r, 40, 0.9) }, nil},
 }
 
 type estimator struct {
