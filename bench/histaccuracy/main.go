@@ -197,6 +197,9 @@ func main() {
 			obs, store, first, last := run(bc, uint64(seed+1))
 			sorted := slices.Clone(obs)
 			slices.Sort(sorted)
+			if *verbose {
+				printBuckets(bc, sorted)
+			}
 			for e, est := range estimators {
 				h := histogramStats(store, est.est, first, last)
 				for k, rp := range reported {
@@ -332,4 +335,23 @@ func allowed(bounds, sorted []float64, p float64) (lo, hi float64) {
 	lo, _ = bucket(sorted[int(math.Floor(rank))])
 	_, hi = bucket(sorted[int(math.Ceil(rank))])
 	return lo, hi
+}
+
+// printBuckets prints each bucket's true count, mean and standard
+// deviation, to set beside what an estimator fitted.
+func printBuckets(bc benchCase, sorted []float64) {
+	lower := 0.0
+	bounds := append(slices.Clone(bc.buckets), math.Inf(1))
+	i := 0
+	for _, ub := range bounds {
+		var n, s, s2 float64
+		for ; i < len(sorted) && sorted[i] <= ub; i++ {
+			n, s, s2 = n+1, s+sorted[i], s2+sorted[i]*sorted[i]
+		}
+		if n > 0 {
+			mean := s / n
+			fmt.Printf("%-18s bucket (%g,%g] n=%g mean=%.6g sd=%.4g\n", bc.name, lower, ub, n, mean, math.Sqrt(math.Max(s2/n-mean*mean, 0)))
+		}
+		lower = ub
+	}
 }

@@ -11,7 +11,12 @@ import (
 // for it into vLLM's latency buckets, and returns the series and every
 // observation.
 func clusterSeries(intervals int, draw func(r *rand.Rand, t int) []float64) (HistogramSeries, []float64) {
-	bounds := []float64{0.3, 0.5, 0.8, 1, math.Inf(1)}
+	return simulatedSeries([]float64{0.3, 0.5, 0.8, 1, math.Inf(1)}, intervals, draw)
+}
+
+// simulatedSeries is clusterSeries with the given bucket bounds (+Inf
+// last).
+func simulatedSeries(bounds []float64, intervals int, draw func(r *rand.Rand, t int) []float64) (HistogramSeries, []float64) {
 	r := rand.New(rand.NewPCG(7, 7))
 	h := HistogramSeries{Bounds: bounds}
 	cum := make([]float64, len(bounds))

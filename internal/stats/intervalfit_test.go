@@ -200,3 +200,93 @@ func TestTwoMomentShape(t *testing.T) {
 		t.Error("an unknown variance should keep the exponential shape")
 	}
 }
+
+// poisson draws a Poisson count with mean lambda (Knuth's method; lambda
+// stays small here).
+func poisson(r *rand.Rand, lambda float64) int {
+	limit, k, p := math.Exp(-lambda), 0, r.Float64()
+	for p > limit {
+		k++
+		p *= r.Float64()
+	}
+	return k
+}
+
+// TestIntervalFitTails: where the data show the spread, the fit uses it.
+//   - An open last bucket under a hard ceiling: prompt lengths uniform up
+//     to a model's 8,192-token limit, in 1-2-5 buckets ending at 5,000,
+//     leave 39 % of the observations in +Inf. An exponential tail with the
+//     right mean put p99 at about 10,700 tokens, beyond anything observed;
+//     the generalized Pareto tail matched to the fitted variance ends near
+//     the ceiling.
+//   - Inter-token latencies of 10 ± 0.4 ms either side of the 10 ms bound,
+//     666 per interval: the two buckets' means are told apart only by the
+//     mix's variation between intervals, and a prior at each bucket's
+//     middle pulled them 0.1 ms apart too far, p99 6 % high, until scaled
+//     by the residuals' dispersion.
+func TestIntervalFitTails(t *testing.T) {
+	inf := math.Inf(1)
+	tests := []struct {
+		name      string
+		bounds    []float64
+		intervals int
+		draw      func(r *rand.Rand, t int) []float64
+		tolerance float64 // relative, at p50, p90 and p99
+		ceiling   float64 // no estimate above it
+	}{
+		{"tail under a ceiling", []float64{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, inf}, 360,
+			func(r *rand.Rand, _ int) []float64 {
+				out := make([]float64, poisson(r, 3.33))
+				for i := range out {
+					out[i] = math.Ceil(8192 * r.Float64())
+				}
+				return out
+			}, 0.03, 8192},
+		{"tight pair at a bound", []float64{0.01, 0.025, 0.05, 0.075, 0.1, inf}, 180,
+			func(r *rand.Rand, _ int) []float64 {
+				out := make([]float64, 600+poisson(r, 66))
+				for i := range out {
+					out[i] = 0.010 + 0.0004*r.NormFloat64()
+				}
+				return out
+			}, 0.035, inf},
+	}
+	qs := []float64{0.5, 0.9, 0.99}
+	for _, tc := range tests {
+		h, all := simulatedSeries(tc.bounds, tc.intervals, tc.draw)
+		got := IntervalFit{}.Quantiles(h, qs)
+		for i, q := range qs {
+			exact := PercentileSorted(all, 100*q)
+			if err := math.Abs(got[i]-exact) / exact; err > tc.tolerance || got[i] > tc.ceiling {
+				t.Errorf("%s: p%g = %.6g, exact %.6g (%.1f %% off)", tc.name, 100*q, got[i], exact, 100*err)
+			}
+		}
+	}
+}
+
+// TestTailShape: the +Inf bucket's law is the generalized Pareto one with
+// the fitted mean and variance: uniform on [lower, lower + 2θ] for a
+// variance of θ²/3 (ξ = −1), the exponential for θ², and ξ = ⅓, σ = ⅔·θ
+// for 3·θ² (quantile σ/ξ·((1−f)^(−ξ) − 1)).
+func TestTailShape(t *testing.T) {
+	for _, tc := range []struct {
+		mean, variance float64
+		f, want        float64
+	}{
+		{11, 1.0 / 3, 0.5, 11},
+		{11, 1.0 / 3, 0.99, 11.98},
+		{11, 1, 0.5, 10 + math.Ln2},
+		{11, math.NaN(), 0.9, 10 + math.Log(10)},
+		{11, 3, 0.5, 10 + 2*(math.Cbrt(2)-1)},
+		{11, 3, 0.99, 10 + 2*(math.Cbrt(100)-1)},
+		{11, 0, 0.3, 11}, // no spread: all at the mean
+	} {
+		s := newTwoMomentShape(10, math.Inf(1), tc.mean, tc.variance)
+		if got := s.quantile(tc.f); math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("mean %v variance %v: q(%v) = %.12g, want %.12g", tc.mean, tc.variance, tc.f, got, tc.want)
+		}
+		if c := s.cdf(tc.want); tc.variance > 0 && math.Abs(c-tc.f) > 1e-9 {
+			t.Errorf("mean %v variance %v: cdf(%v) = %v, want %v", tc.mean, tc.variance, tc.want, c, tc.f)
+		}
+	}
+}

@@ -17,7 +17,10 @@ const maxEntGrid = 256
 // grid resolves) it is the exponential shape.
 func newTwoMomentShape(lower, upper, mean, variance float64) bucketShape {
 	exp := newBucketShape(lower, upper, mean)
-	if exp.infinite || exp.width <= 0 || math.IsNaN(variance) {
+	if exp.infinite {
+		return newTailShape(lower, mean, variance)
+	}
+	if exp.width <= 0 || math.IsNaN(variance) {
 		return exp
 	}
 	m := (mean - lower) / exp.width
@@ -43,6 +46,36 @@ func newTwoMomentShape(lower, upper, mean, variance float64) bucketShape {
 	}
 	exp.table = maxEntTable(lambda1, lambda2)
 	return exp
+}
+
+// newTailShape is the +Inf bucket's law given the mean and variance of its
+// observations: the generalized Pareto law of their excess over the largest
+// bound, with its shape ξ and scale σ matched to those two moments. By the
+// Pickands–Balkema–de Haan theorem the excess over a high threshold tends
+// to that law whatever the distribution; ξ = 0 is the exponential tail
+// (which a mean alone implies, and which is kept where the variance is
+// unknown or within varianceChange of it), ξ < 0 a tail that ends at a
+// hard ceiling (uniform at ξ = −1: prompt lengths up to the model's
+// limit), ξ > 0 a heavier one. ξ is capped at 0.45 (a finite variance
+// needs ξ < ½, and the fitted variance of a heavy tail is its noisiest
+// number).
+func newTailShape(lower, mean, variance float64) bucketShape {
+	s := bucketShape{lower: lower, theta: math.Max(mean-lower, 0), infinite: true}
+	if math.IsNaN(variance) || variance < 0 || s.theta <= 0 {
+		return s
+	}
+	ratio := variance / (s.theta * s.theta) // 1/(1 − 2ξ)
+	if math.Abs(ratio-1) <= varianceChange {
+		return s
+	}
+	xi := 0.45
+	if ratio > 0 {
+		xi = math.Min((1-1/ratio)/2, xi)
+	} else {
+		xi = -1e12 // no spread: every excess at the mean (to 1e-12)
+	}
+	s.xi, s.sigma = xi, s.theta*(1-xi)
+	return s
 }
 
 // maxEntLambdas finds λ for the density ∝ exp(λ₁x + λ₂x²) on [0, 1] with
