@@ -137,6 +137,19 @@ var cases = []benchCase{
 		}},
 	{"cluster-independent", "request latency in one bucket, independent (660 ± 12 ms, 20/s)", latencyBuckets, 60, 20,
 		func(r *rand.Rand, _ float64) float64 { return 0.66 + 0.012*r.NormFloat64() }, nil},
+	{"cluster-two-buckets", "TTFT in two buckets visited in turn, batches of 8 (the README run: prefix-cache misses ~51 ms, then hits ~6 ms)", ttftBuckets, 17, 1.5,
+		nil, func(r *rand.Rand, t float64) []float64 {
+			base, spread := 0.051, 0.002
+			if t > 8 {
+				base, spread = 0.006, 0.0005
+			}
+			base += spread * r.NormFloat64()
+			out := make([]float64, 8)
+			for i := range out {
+				out[i] = base + spread/2*r.NormFloat64()
+			}
+			return out
+		}},
 	{"tail-ceiling", "prompt tokens uniform up to the 8,192-token limit, 1-2-5 buckets ending at 5,000: 39 % in +Inf", tokenBuckets8k, 120, 10,
 		func(r *rand.Rand, _ float64) float64 { return math.Ceil(8192 * r.Float64()) }, nil},
 	{"sglang-ttft", "TTFT, lognormal (median 350 ms, σ 0.5), SGLang's layout", sglangTTFTBuckets, 120, 20,

@@ -39,33 +39,73 @@ const chiSquare1Median = 0.45493642311957283
 // bucket's width), so a run of any length costs a bounded mixture.
 const clusterBins = 2048
 
-// clusterMixture builds that mixture when every observation of the run
-// lies in one finite bucket and every interval's mean lies in it; ok is
-// false otherwise (the whole-run fit then applies).
-func (m *bucketModel) clusterMixture(h HistogramSeries) (*bucketMixture, bool) {
-	if len(m.n) != 1 || m.infinite {
-		return nil, false
+// pureMinShare is the share of a bucket's observations that must have
+// come in intervals where that bucket alone received observations for
+// those intervals' exact means to model it.
+const pureMinShare = 0.5
+
+// clusterMixtures builds that mixture for every finite bucket whose
+// observations came mostly (pureMinShare) in intervals where it alone
+// received observations: all of them when the run is one bucket, and, the
+// same way, each of two clusters in two buckets that the run visits in
+// turn (the README's run: prefix-cache misses, then hits), or a slow run
+// whose intervals mostly hold one request. Other buckets keep the fit.
+func (m *bucketModel) clusterMixtures(h HistogramSeries) []*bucketMixture {
+	type interval struct{ n, mean float64 }
+	pure := make([][]interval, len(m.n))
+	m.intervals(h, 0, h.Scrapes()-1, func(ds float64, cells []cell) {
+		if len(cells) == 1 {
+			j := cells[0].j
+			pure[j] = append(pure[j], interval{cells[0].n, ds / cells[0].n})
+		}
+	})
+	var out []*bucketMixture
+	for j, ivs := range pure {
+		covered := 0.0
+		for _, iv := range ivs {
+			covered += iv.n
+		}
+		if covered < pureMinShare*m.n[j] {
+			continue
+		}
+		if len(m.n) > 1 && covered < 2*float64(len(ivs)) {
+			// Mostly lone observations (a slow run): their spread is the
+			// bucket's own, which the variance fit reads as well, and the
+			// successive differences of a few dozen single values give too
+			// noisy a τ² to replace it.
+			continue
+		}
+		means := make([]float64, len(ivs))
+		counts := make([]float64, len(ivs))
+		for i, iv := range ivs {
+			counts[i], means[i] = iv.n, iv.mean
+		}
+		if mix, ok := intervalMeansMixture(m.lower[j], m.upper[j], counts, means); ok {
+			if out == nil {
+				out = make([]*bucketMixture, len(m.n))
+			}
+			out[j] = mix
+		}
 	}
-	lower, upper := m.lower[0], m.upper[0]
+	return out
+}
+
+// intervalMeansMixture is the mixture of the intervals' exact means of one
+// bucket (counts and means in run order), each spread by the
+// within-interval variance; ok is false when there are too few intervals
+// or a mean outside the bucket (a broken series: trust neither).
+func intervalMeansMixture(lower, upper float64, counts, means []float64) (*bucketMixture, bool) {
 	width := upper - lower
-	if !(width > 0) {
+	if !(width > 0) || math.IsInf(upper, 1) {
 		return nil, false
 	}
 	type interval struct{ n, mean float64 }
 	var ivs []interval
-	for t := 1; t < h.Scrapes(); t++ {
-		dn, ds := h.Count[t]-h.Count[t-1], h.Sum[t]-h.Sum[t-1]
-		switch {
-		case dn == 0:
-			continue
-		case dn < 0 || math.IsNaN(ds):
-			return nil, false // a reset the caller did not undo
-		}
-		mean := ds / dn
+	for i, mean := range means {
 		if mean < lower-1e-9*width || mean > upper+1e-9*width {
-			return nil, false // inconsistent with the bucket: trust neither
+			return nil, false
 		}
-		ivs = append(ivs, interval{dn, math.Min(math.Max(mean, lower), upper)})
+		ivs = append(ivs, interval{counts[i], math.Min(math.Max(mean, lower), upper)})
 	}
 	if len(ivs) < clusterMinIntervals {
 		return nil, false

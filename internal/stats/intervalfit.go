@@ -60,11 +60,8 @@ func (IntervalFit) Quantiles(h HistogramSeries, qs []float64) []float64 {
 		// Non-negative observations adding up to 0 are all 0.
 		return make([]float64, len(qs))
 	}
-	if mix, ok := b.clusterMixture(h); ok {
-		b.cluster, b.mean[0] = mix, sum/count
-	} else {
-		b.fitSegments(h)
-	}
+	b.fitSegments(h)
+	b.cluster = b.clusterMixtures(h)
 	return b.quantiles(qs)
 }
 
@@ -80,9 +77,10 @@ type bucketModel struct {
 	segs []segment
 	// vars are the fitted within-bucket variances, for a run that is one span.
 	vars []float64
-	// cluster, when every observation is in one finite bucket, is their
-	// law as the mixture of the intervals' exact means (cluster.go).
-	cluster *bucketMixture
+	// cluster, where set, is a bucket's law as the mixture of the exact
+	// means of the intervals it alone received observations in
+	// (cluster.go).
+	cluster []*bucketMixture
 	// used is the number of intervals the last fit used.
 	used       int
 	infinite   bool // the last bucket is +Inf
@@ -593,8 +591,8 @@ func (m *bucketModel) quantiles(qs []float64) []float64 {
 		}
 		x := &bucketMixture{}
 		switch {
-		case m.cluster != nil:
-			x = m.cluster
+		case m.cluster != nil && m.cluster[j] != nil:
+			x = m.cluster[j]
 		case m.vars != nil:
 			x.add(newTwoMomentShape(m.lower[j], m.upper[j], m.mean[j], m.vars[j]), 1)
 		default:
