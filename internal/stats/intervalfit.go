@@ -31,8 +31,11 @@ import (
 //     near it. In the +Inf bucket they follow an exponential tail above the
 //     largest bound with mean μ_inf, the maximum-entropy law for a known
 //     mean and lower bound.
-//     When every observation lies in one finite bucket (a tight cluster),
-//     each interval's mean is exact, and the law is instead the mixture of
+//     Where the residuals measure a bucket's variance, the law has that
+//     variance too (maxent.go; in +Inf, a generalized Pareto tail). When a
+//     finite bucket's observations came mostly in intervals it alone
+//     received (every observation in one bucket: a tight cluster), each
+//     such interval's mean is exact, and the law is instead the mixture of
 //     the intervals' means, each spread by the within-interval variance
 //     read from their successive differences (cluster.go): batches that
 //     finish together make one interval's observations alike, which the
