@@ -2,13 +2,16 @@
 // on a long run: it serves a vLLM-like exposition of about 400 KB whose
 // counters and histograms move on every scrape, scrapes it -scrapes times
 // through llmbench's collector and store, aggregates the run, writes the
-// JSON and CSV exports (and Parquet with -parquet), and prints the peak
-// resident memory (VmHWM) of the process.
+// JSON and CSV exports (and Parquet with -parquet), and prints the live
+// heap after a collection, the store's share of it (its buffers' lengths
+// and capacities), and the peak resident memory (VmHWM) of the process.
 //
 //	go run ./bench/scrapememory -scrapes 2000 -parquet
 //
-// bench/scrape_memory.sh runs it at 1,000 and 2,000 scrapes, with and
-// without Parquet, so the growth per 1,000 scrapes can be read off.
+// bench/scrape_memory.sh runs it at 1, 1,000 and 2,000 scrapes, so the
+// process's fixed baseline and the growth per 1,000 scrapes can be read
+// off. -memprofile writes a heap profile of what is live at the end, for
+// go tool pprof -sample_index=inuse_space.
 package main
 
 import (
@@ -23,6 +26,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -125,7 +129,13 @@ func main() {
 	scrapes := flag.Int("scrapes", 2000, "scrapes to take")
 	withParquet := flag.Bool("parquet", false, "write the Parquet export too")
 	churn := flag.Bool("churn", false, "move every value by hundreds at every scrape (worst case)")
+	memProfile := flag.String("memprofile", "", "write a heap profile of the live heap at the end to this file")
 	flag.Parse()
+	if *memProfile != "" {
+		// Every 4 KB allocated sampled, not every 512 KB: the store's
+		// buffers are small and many.
+		runtime.MemProfileRate = 4096
+	}
 
 	var mu sync.Mutex
 	page := &exposition{churn: *churn, rng: rand.New(rand.NewPCG(1, 2))}
@@ -160,6 +170,37 @@ func main() {
 
 	w := servermetrics.Window{StartNs: start, EndNs: end}
 	sm := export.ServerMetrics{Version: "bench", Metrics: store.Aggregate(w, stats.IntervalFit{}), Window: w, Successful: []string{srv.URL + "/metrics"}}
+	parquetSize := writeExports(store, sm, *withParquet)
+	// Twice: what sits in a sync.Pool (encoding/json's buffers) survives
+	// one collection in the pool's victim cache; the live heap is to be
+	// what the run keeps.
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	fp := store.Footprint()
+	fmt.Printf("churn %v; scrapes %d of %d KB in %v; parquet %v (%d KB); live heap after GC %d KB, store %d KB (%d KB written, %d series) (%d metrics); peak RSS %s\n",
+		*churn, got.Load(), size/1000, scraped.Round(time.Millisecond), *withParquet, parquetSize/1000,
+		ms.HeapAlloc>>10, fp.Allocated>>10, fp.Used>>10, fp.Series, len(sm.Metrics), peakRSS())
+	if *memProfile != "" {
+		f, err := os.Create(*memProfile)
+		if err == nil {
+			err = pprof.Lookup("heap").WriteTo(f, 0)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			panic(err)
+		}
+	}
+	runtime.KeepAlive(store)
+}
+
+// writeExports writes the JSON and CSV exports, and the Parquet one when
+// asked, to a temporary directory it removes, and returns the Parquet
+// file's size. Its buffers are garbage once it returns.
+func writeExports(store *servermetrics.Store, sm export.ServerMetrics, withParquet bool) int64 {
 	dir, err := os.MkdirTemp("", "scrapememory")
 	if err != nil {
 		panic(err)
@@ -180,7 +221,7 @@ func main() {
 		panic(err)
 	}
 	parquetSize := int64(0)
-	if *withParquet {
+	if withParquet {
 		if err := export.WriteFileFunc(dir, "server_metrics_export.parquet", func(out io.Writer) error {
 			return export.WriteServerMetricsParquet(out, store, sm)
 		}); err != nil {
@@ -189,10 +230,5 @@ func main() {
 		st, _ := os.Stat(dir + "/server_metrics_export.parquet")
 		parquetSize = st.Size()
 	}
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	fmt.Printf("churn %v; scrapes %d of %d KB in %v; parquet %v (%d KB); live heap after GC %d MB (%d metrics); peak RSS %s\n",
-		*churn, got.Load(), size/1000, scraped.Round(time.Millisecond), *withParquet, parquetSize/1000, ms.HeapAlloc>>20, len(sm.Metrics), peakRSS())
-	runtime.KeepAlive(store)
+	return parquetSize
 }

@@ -107,3 +107,52 @@ func BenchmarkAggregateHourOfHistograms(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkStoreAdd is the store's share of a scrape: Add of one parsed
+// scrapetest.BigExposition snapshot (200 histograms of 21 buckets, 480
+// gauges and counters) whose values move between scrapes the way a busy
+// server's do, into a store that already holds the scrapes before it.
+// Moving the values is left out of the time.
+func BenchmarkStoreAdd(b *testing.B) {
+	fams, err := scrape.NewParser().Parse(scrapetest.BigExposition())
+	if err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	move := func() {
+		for f := range fams {
+			for i := range fams[f].Series {
+				s := &fams[f].Series[i]
+				switch fams[f].Type {
+				case scrape.Histogram:
+					// 0–40 observations around the series' own typical
+					// bucket; its sum grows by their values.
+					typical := (f + i) % 16
+					for range rng.IntN(41) {
+						k := min(max(typical+int(rng.NormFloat64()*1.5), 0), len(s.Buckets)-2)
+						for j := k; j < len(s.Buckets); j++ {
+							s.Buckets[j].Count++
+						}
+						s.Sum += s.Buckets[k].UpperBound * (0.5 + 0.5*rng.Float64())
+					}
+					s.Count = s.Buckets[len(s.Buckets)-1].Count
+				case scrape.Counter:
+					s.Value += float64(rng.IntN(8))
+				default:
+					s.Value = float64(rng.IntN(100))
+				}
+			}
+		}
+	}
+	st := NewStore()
+	b.ReportAllocs()
+	ts := int64(0)
+	for b.Loop() {
+		b.StopTimer()
+		move()
+		ts += 333_000_000
+		snap := &scrape.Snapshot{Endpoint: "http://big/metrics", FirstByteNs: ts, Families: fams}
+		b.StartTimer()
+		st.Add(snap)
+	}
+}

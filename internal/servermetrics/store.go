@@ -5,7 +5,10 @@
 package servermetrics
 
 import (
+	"encoding/binary"
+	"math"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/llmbench/llmbench/internal/scrape"
@@ -35,34 +38,50 @@ type Series struct {
 	B         [][]float64
 }
 
-// storedSeries is a series as the store holds it: its description (a
-// Series without samples) and its samples compressed (compact.go).
+// storedSeries is a series as the store holds it: its description and its
+// samples compressed (compact.go).
 type storedSeries struct {
-	meta Series
+	meta seriesMeta
 	// runs are the endpoint's scrapes the series has a sample in, as runs
 	// of consecutive indexes into Store.scrapes: the timestamps are the
 	// endpoint's, shared, so a series present from its first scrape on
 	// holds one run instead of a timestamp per sample.
-	runs       []scrapeRun
-	n          int
-	v          numStream // gauge, counter and unknown values
-	sum, count numStream
-	buckets    []numStream // per bound
-	// While every bucket count is a whole number, bucket b holds the
-	// observations in its own range (c_b − c_{b−1}): that count stays put
-	// between scrapes unless an observation fell in that range, so a
-	// histogram costs a bit per quiet bucket. cumulativeBuckets: they hold
-	// the counts as scraped (from the first count that is not a whole
-	// number from 0 to 2^53 on).
+	runs []scrapeRun
+	n    int // samples
+	// w holds a row per sample. A gauge, counter or unknown metric has one
+	// column, its value; a histogram has its sum, then a column per bucket
+	// and one for its count, coded as a rowRange (rr).
+	w    bitWriter
+	cols []column
+	rr   rowRange
+	// While every bucket count and the count are whole numbers from 0 to
+	// 2^53, bucket b's column holds the observations in its own range
+	// (c_b − c_{b−1}) and the count's column count − c_{+Inf}: these stay
+	// put between scrapes unless an observation fell in that range, so a
+	// histogram costs the few buckets its new observations fell in.
+	// cumulativeBuckets: they hold the counts as scraped (from the first
+	// count that is not such a number on).
 	cumulativeBuckets bool
+}
+
+// seriesMeta is what a Series says besides its samples.
+type seriesMeta struct {
+	Endpoint, Name string
+	Type           scrape.Type
+	Labels         []scrape.Label
+	// Bounds and BoundText are shared by the series with the same bounds
+	// (Store.bounds).
+	Bounds    []float64
+	BoundText []string
 }
 
 // scrapeRun is n consecutive scrapes of an endpoint from index first.
 type scrapeRun struct{ first, n int32 }
 
-// addScrape records a sample at the endpoint's scrape idx; false when the
-// series has one there already (an exposition that repeats a series: the
-// first is kept, as Prometheus rejects the repeat).
+// addScrape records that the series has a sample at the endpoint's scrape
+// idx, which the caller then adds; false when the series has one there
+// already (an exposition that repeats a series: the first is kept, as
+// Prometheus rejects the repeat).
 func (ss *storedSeries) addScrape(idx int32) bool {
 	if k := len(ss.runs) - 1; k >= 0 {
 		r := &ss.runs[k]
@@ -71,93 +90,149 @@ func (ss *storedSeries) addScrape(idx int32) bool {
 			return false
 		case end == idx:
 			r.n++
-			ss.n++
 			return true
 		}
 	}
 	ss.runs = append(ss.runs, scrapeRun{idx, 1})
-	ss.n++
 	return true
 }
 
-// addBuckets appends one scrape's cumulative bucket counts.
-func (ss *storedSeries) addBuckets(row []float64) {
-	if ss.buckets == nil {
-		ss.buckets = make([]numStream, len(row))
+// rowScratch are the arrays a row is coded in, reused from row to row.
+type rowScratch struct {
+	xs []int64
+	z  []uint64
+	ks []uint
+}
+
+func (sc *rowScratch) size(n int) {
+	if cap(sc.xs) < n {
+		sc.xs, sc.z, sc.ks = make([]int64, n), make([]uint64, n), make([]uint, n)
+	}
+	sc.xs, sc.z, sc.ks = sc.xs[:n], sc.z[:n], sc.ks[:n]
+}
+
+// addValue appends a gauge's, counter's or unknown metric's value.
+func (ss *storedSeries) addValue(v float64, sc *rowScratch) {
+	if ss.cols == nil {
+		ss.cols = make([]column, 1)
+	}
+	if c := &ss.cols[0]; !c.fits(v) {
+		ss.reencode(sc, func() { c.float = true })
+	}
+	ss.writeValue(v)
+}
+
+func (ss *storedSeries) writeValue(v float64) {
+	c := &ss.cols[0]
+	c.write(&ss.w, c.value(v))
+	ss.n++
+}
+
+// addHistogram appends a histogram's sum, count and cumulative bucket
+// counts (aligned with its bounds).
+func (ss *storedSeries) addHistogram(sum, count float64, row []float64, sc *rowScratch) {
+	if ss.cols == nil {
+		ss.cols = make([]column, len(row)+2)
+	}
+	sc.size(len(row) + 1)
+	if !ss.fitsHistogram(sum, count, row, sc.xs) {
+		ss.reencode(sc, func() { ss.widenHistogram(sum, count, row) })
+		sc.size(len(row) + 1)
+		ss.fitsHistogram(sum, count, row, sc.xs)
+	}
+	ss.writeHistogram(sum, sc)
+}
+
+// fitsHistogram reports whether the columns can hold the row, and sets xs
+// to the bucket columns' values when they can.
+func (ss *storedSeries) fitsHistogram(sum, count float64, row []float64, xs []int64) bool {
+	if !ss.cols[0].fits(sum) {
+		return false
+	}
+	cols, xs := ss.cols[1:], xs[:len(row)+1]
+	if !ss.cumulativeBuckets {
+		// Counts from 0 to 2^53 (not -0), so every difference is exact.
+		below := int64(0)
+		for b, c := range row {
+			ic := int64(c)
+			if float64(ic) != c || ic < 0 || ic >= maxExactInt || ic == 0 && math.Signbit(c) {
+				return false
+			}
+			xs[b], below = ic-below, ic
+		}
+		ic := int64(count)
+		if float64(ic) != count || ic < 0 || ic >= maxExactInt || ic == 0 && math.Signbit(count) {
+			return false
+		}
+		xs[len(row)] = ic - below
+		return true
+	}
+	for b, c := range row {
+		if !cols[b].fits(c) {
+			return false
+		}
+		xs[b] = cols[b].value(c)
+	}
+	if c := &cols[len(row)]; c.fits(count) {
+		xs[len(row)] = c.value(count)
+		return true
+	}
+	return false
+}
+
+// widenHistogram changes the columns' coding so they hold the row: the
+// sum's column to floats, the buckets to cumulative, their columns to
+// floats, as needed. The rows before fit too: each change only widens.
+func (ss *storedSeries) widenHistogram(sum, count float64, row []float64) {
+	if !ss.cols[0].fits(sum) {
+		ss.cols[0].float = true
+	}
+	if !ss.cumulativeBuckets && !ss.fitsHistogram(sum, count, row, make([]int64, len(row)+1)) {
+		ss.cumulativeBuckets = true
 	}
 	if !ss.cumulativeBuckets {
-		whole := true
-		for _, c := range row {
-			// Counts from 0 to 2^53 keep every difference exact.
-			whole = whole && wholeNumber(c) && c >= 0
-		}
-		if !whole {
-			ss.reencodeCumulative()
-		}
-	}
-	if ss.cumulativeBuckets {
-		for b, c := range row {
-			ss.buckets[b].add(c)
-		}
 		return
 	}
-	below := int64(0)
 	for b, c := range row {
-		ss.buckets[b].addWhole(int64(c) - below) // whole, as checked above
-		below = int64(c)
-	}
-}
-
-// reencodeCumulative turns per-range bucket counts back into the
-// cumulative counts scraped, for a histogram whose counts stopped being
-// whole numbers.
-func (ss *storedSeries) reencodeCumulative() {
-	rows := ss.decodeBuckets(nil, ss.buckets[0].n) // the row being added is not stored yet
-	ss.buckets = make([]numStream, len(ss.buckets))
-	ss.cumulativeBuckets = true
-	for _, row := range rows {
-		for b, c := range row {
-			ss.buckets[b].add(c)
+		if !ss.cols[1+b].fits(c) {
+			ss.cols[1+b].float = true
 		}
 	}
+	if c := &ss.cols[1+len(row)]; !c.fits(count) {
+		c.float = true
+	}
 }
 
-// decodeBuckets expands the first n rows of cumulative bucket counts, one
-// per sample, in buf's arrays (fresh ones when buf is nil). The bucket
-// streams are read in lockstep, so the rows fill in sequence and share one
-// allocation, which estimators then scan in order.
-func (ss *storedSeries) decodeBuckets(buf *decodeBuffers, n int) [][]float64 {
-	if buf == nil {
-		buf = &decodeBuffers{}
-	}
-	nb := len(ss.buckets)
-	if cap(buf.b) < nb*n {
-		buf.b = make([]float64, nb*n)
-	}
-	flat := buf.b[:nb*n]
-	buf.dec = buf.dec[:0]
-	for b := range ss.buckets {
-		buf.dec = append(buf.dec, ss.buckets[b].decoder())
+// writeHistogram appends a row: the sum, and the bucket columns' values
+// fitsHistogram left in sc.xs.
+func (ss *storedSeries) writeHistogram(sum float64, sc *rowScratch) {
+	ss.cols[0].write(&ss.w, ss.cols[0].value(sum))
+	ss.rr.writeRow(&ss.w, ss.cols[1:], sc.xs, sc.z, sc.ks)
+	ss.n++
+}
+
+// reencode rewrites the series' rows after change widens its columns'
+// coding (a column that turns to floats, buckets that turn cumulative).
+// Each change happens once per column at most, so a series is rewritten a
+// few times in a run at most.
+func (ss *storedSeries) reencode(sc *rowScratch, change func()) {
+	s := &Series{Type: ss.meta.Type, Bounds: ss.meta.Bounds}
+	ss.decodeValues(&decodeBuffers{}, s)
+	change()
+	n := ss.n
+	ss.w, ss.rr, ss.n = bitWriter{}, rowRange{}, 0
+	for i := range ss.cols {
+		ss.cols[i] = column{float: ss.cols[i].float}
 	}
 	for i := range n {
-		row := flat[i*nb : (i+1)*nb]
-		below := 0.0
-		for b := range buf.dec {
-			row[b] = buf.dec[b].next()
-			if !ss.cumulativeBuckets {
-				row[b] += below
-				below = row[b]
-			}
+		if s.Type == scrape.Histogram {
+			sc.size(len(ss.cols) - 1)
+			ss.fitsHistogram(s.Sum[i], s.Count[i], s.B[i], sc.xs) // true: the change widened
+			ss.writeHistogram(s.Sum[i], sc)
+		} else {
+			ss.writeValue(s.V[i])
 		}
 	}
-	if cap(buf.rows) < n {
-		buf.rows = make([][]float64, n)
-	}
-	rows := buf.rows[:n]
-	for i := range rows {
-		rows[i] = flat[i*nb : (i+1)*nb : (i+1)*nb]
-	}
-	return rows
 }
 
 // decodeBuffers are the arrays a decoded series lives in, reused from one
@@ -166,7 +241,8 @@ type decodeBuffers struct {
 	t                []int64
 	v, sum, count, b []float64
 	rows             [][]float64
-	dec              []numDecoder
+	cols             []column
+	xs               []int64
 }
 
 // decode expands the samples into a Series of plain arrays, in fresh
@@ -176,22 +252,69 @@ func (ss *storedSeries) decode(buf *decodeBuffers, scrapes []int64) *Series {
 	if buf == nil {
 		buf = &decodeBuffers{}
 	}
-	s := ss.meta
+	m := &ss.meta
+	s := &Series{Endpoint: m.Endpoint, Name: m.Name, Type: m.Type, Labels: m.Labels, Bounds: m.Bounds, BoundText: m.BoundText}
 	s.T = buf.t[:0]
 	for _, r := range ss.runs {
 		s.T = append(s.T, scrapes[r.first:r.first+r.n]...)
 	}
 	buf.t = s.T
-	if s.Type != scrape.Histogram {
-		s.V = ss.v.decode(buf.v[:0])
-		buf.v = s.V
-		return &s
+	ss.decodeValues(buf, s)
+	return s
+}
+
+// decodeValues fills s.V, or s.Sum, s.Count and s.B, in buf's arrays.
+func (ss *storedSeries) decodeValues(buf *decodeBuffers, s *Series) {
+	// The decoder's columns start as the encoder's did, and follow the
+	// same values, so they make the same predictions.
+	cols := buf.cols[:0]
+	for _, c := range ss.cols {
+		cols = append(cols, column{float: c.float})
 	}
-	s.Sum = ss.sum.decode(buf.sum[:0])
-	s.Count = ss.count.decode(buf.count[:0])
-	buf.sum, buf.count = s.Sum, s.Count
-	s.B = ss.decodeBuckets(buf, ss.n)
-	return &s
+	buf.cols = cols
+	r := newBitReader(&ss.w)
+	if s.Type != scrape.Histogram {
+		v := buf.v[:0]
+		for range ss.n {
+			v = append(v, cols[0].float64(cols[0].read(&r)))
+		}
+		s.V, buf.v = v, v
+		return
+	}
+	n, nb := ss.n, len(s.Bounds)
+	if cap(buf.b) < nb*n {
+		buf.b = make([]float64, nb*n)
+	}
+	if cap(buf.xs) < nb+1 {
+		buf.xs = make([]int64, nb+1)
+	}
+	if cap(buf.rows) < n {
+		buf.rows = make([][]float64, n)
+	}
+	flat, xs, rows := buf.b[:nb*n], buf.xs[:nb+1], buf.rows[:n]
+	sum, count := buf.sum[:0], buf.count[:0]
+	var rr rowRange
+	for i := range n {
+		sum = append(sum, cols[0].float64(cols[0].read(&r)))
+		rr.readRow(&r, cols[1:], xs)
+		row := flat[i*nb : (i+1)*nb : (i+1)*nb]
+		if ss.cumulativeBuckets {
+			for b := range row {
+				row[b] = cols[1+b].float64(xs[b])
+			}
+			count = append(count, cols[1+nb].float64(xs[nb]))
+		} else {
+			cum := int64(0)
+			for b := range row {
+				cum += xs[b]
+				row[b] = float64(cum)
+			}
+			count = append(count, float64(cum+xs[nb]))
+		}
+		rows[i] = row
+	}
+	s.Sum, s.Count, s.B = sum, count, rows
+	buf.sum, buf.count = sum, count
 }
 
 // Family describes a metric name across endpoints.
@@ -208,12 +331,22 @@ type Store struct {
 	families map[string]Family
 	// scrapes are each endpoint's snapshot timestamps.
 	scrapes map[string][]int64
+	// bounds are the histograms' bucket bounds, one copy per distinct
+	// set, keyed by boundsKey: a family's series share theirs.
+	bounds  map[string]boundSet
 	row     []float64 // scratch for alignBuckets
+	scratch rowScratch
+}
+
+// boundSet is a histogram's bucket bounds and their exposition text.
+type boundSet struct {
+	bounds []float64
+	text   []string
 }
 
 // NewStore returns an empty store.
 func NewStore() *Store {
-	return &Store{series: map[seriesKey]*storedSeries{}, families: map[string]Family{}, scrapes: map[string][]int64{}}
+	return &Store{series: map[seriesKey]*storedSeries{}, families: map[string]Family{}, scrapes: map[string][]int64{}, bounds: map[string]boundSet{}}
 }
 
 // Add records one snapshot.
@@ -237,54 +370,71 @@ func (st *Store) Add(snap *scrape.Snapshot) {
 			k := seriesKey{snap.Endpoint, f.Name, key}
 			ss := st.series[k]
 			if ss == nil {
-				ss = &storedSeries{meta: Series{Endpoint: snap.Endpoint, Name: f.Name, Type: f.Type, Labels: in.Labels}}
+				ss = &storedSeries{meta: seriesMeta{Endpoint: snap.Endpoint, Name: f.Name, Type: f.Type, Labels: in.Labels}}
+				if f.Type == scrape.Histogram {
+					ss.meta.Bounds, ss.meta.BoundText = st.internBounds(in.Buckets)
+				}
 				st.series[k] = ss
 			}
 			if ss.meta.Type != f.Type || !ss.addScrape(idx) {
 				continue // a family that changed type mid-run, or a repeated series: keep the first
 			}
 			if f.Type != scrape.Histogram {
-				ss.v.add(in.Value)
+				ss.addValue(in.Value, &st.scratch)
 				continue
 			}
-			ss.sum.add(in.Sum)
-			ss.count.add(in.Count)
-			ss.addBuckets(alignBuckets(&ss.meta, in.Buckets, &st.row))
+			ss.addHistogram(in.Sum, in.Count, alignBuckets(&ss.meta, in.Buckets, &st.row), &st.scratch)
 		}
 	}
 }
 
-// alignBuckets returns b's counts in the order of s.Bounds, adopting b's
-// bounds when the series has none yet; a bound the scrape lacks counts 0.
-// The row is scratch space, valid until the next call.
-func alignBuckets(s *Series, b []scrape.Bucket, scratch *[]float64) []float64 {
-	if s.Bounds == nil {
-		s.Bounds = make([]float64, len(b))
-		s.BoundText = make([]string, len(b))
+// internBounds returns the bounds of b, and their text, as the store's
+// one copy of them. The text is copied: the parser's strings are slices of
+// whole exposition lines, which would stay alive with it.
+func (st *Store) internBounds(b []scrape.Bucket) ([]float64, []string) {
+	key := boundsKey(b)
+	set, ok := st.bounds[key]
+	if !ok {
+		set = boundSet{bounds: make([]float64, len(b)), text: make([]string, len(b))}
 		for i, x := range b {
-			s.Bounds[i], s.BoundText[i] = x.UpperBound, x.LeText()
+			set.bounds[i], set.text[i] = x.UpperBound, strings.Clone(x.LeText())
 		}
+		st.bounds[key] = set
 	}
-	out := (*scratch)[:0]
-	for range s.Bounds {
-		out = append(out, 0)
+	return set.bounds, set.text
+}
+
+// boundsKey identifies a set of bounds by their values and text (each
+// text after its length, so no two sets share a key).
+func boundsKey(b []scrape.Bucket) string {
+	var k []byte
+	for _, x := range b {
+		le := x.LeText()
+		k = binary.LittleEndian.AppendUint64(k, math.Float64bits(x.UpperBound))
+		k = binary.AppendUvarint(k, uint64(len(le)))
+		k = append(k, le...)
 	}
-	*scratch = out
-	if len(b) == len(s.Bounds) {
-		same := true
-		for i := range b {
-			if b[i].UpperBound != s.Bounds[i] {
-				same = false
-				break
-			}
+	return string(k)
+}
+
+// alignBuckets returns b's counts in the order of s.Bounds; a bound the
+// scrape lacks counts 0. The row is scratch space, valid until the next
+// call.
+func alignBuckets(s *seriesMeta, b []scrape.Bucket, scratch *[]float64) []float64 {
+	if cap(*scratch) < len(s.Bounds) {
+		*scratch = make([]float64, len(s.Bounds))
+	}
+	out := (*scratch)[:len(s.Bounds)]
+	if len(b) == len(s.Bounds) { // the usual case: the same bounds
+		i := 0
+		for ; i < len(b) && b[i].UpperBound == s.Bounds[i]; i++ {
+			out[i] = b[i].Count
 		}
-		if same {
-			for i := range b {
-				out[i] = b[i].Count
-			}
+		if i == len(b) {
 			return out
 		}
 	}
+	clear(out)
 	for _, x := range b {
 		if i := sort.SearchFloat64s(s.Bounds, x.UpperBound); i < len(s.Bounds) && s.Bounds[i] == x.UpperBound {
 			out[i] = x.Count
