@@ -65,6 +65,23 @@ type Config struct {
 	GPUs int
 	// GPUPower is what those GPUs draw.
 	GPUPower GPUPowerProfile
+
+	// Observed, when set, is told every finished request's exact
+	// latencies, the values its histograms observed before bucketing, so
+	// that a test can tell the histograms' estimation error from a
+	// difference in what is timed. No flag sets it.
+	Observed func(Observation) `json:"-"`
+}
+
+// Observation is one finished request as the server timed it.
+type Observation struct {
+	// RequestID is the request's X-Request-ID header ("" without one),
+	// which joins it to the client's record.
+	RequestID string
+	// TTFT is from the request's arrival to its first token's production,
+	// queue included, as vLLM's; E2E from its arrival to its last token's
+	// production. Each is the value its histogram observed.
+	TTFT, E2E time.Duration
 }
 
 // DefaultConfig is a quick, realistic-looking server.

@@ -54,8 +54,9 @@ const (
 // running×Δt to an integral of sequence time kept in integer nanoseconds;
 // energy at any instant is a closed form of that integral, the time since
 // start and the token count. A time before the last event counts as that
-// event's time: callers take time.Now() before the mutex and may reach it
-// a few nanoseconds out of order.
+// event's time (but for an admission's sequence time, see change): callers
+// take time.Now() before the mutex and may reach it a few nanoseconds out
+// of order.
 type gpuMeter struct {
 	n      int
 	prof   GPUPowerProfile
@@ -107,11 +108,18 @@ func (m *gpuMeter) advance(t time.Time) {
 }
 
 // change adds delta running sequences at t: +1 on admission, -1 on release.
+// An admission told after later events (the engine admits a request at its
+// arrival, the server tells the meter once it has parsed it) still counts
+// its sequence time from t (its busy time from the later event); a release
+// never does, which would take back energy already read.
 func (m *gpuMeter) change(t time.Time, delta int64) {
 	if m == nil {
 		return
 	}
 	m.mu.Lock()
+	if late := m.now.at.Sub(t); late > 0 && delta > 0 {
+		m.now.seqNS += delta * int64(late)
+	}
 	m.advance(t)
 	m.running += delta
 	m.mu.Unlock()

@@ -44,8 +44,12 @@ func TestGPUMeterByHand(t *testing.T) {
 		{"idle", 1, nil, 0, 2.5, []float64{180}, 0},
 		// ∫running = 0.25 + 1 = 1.25 s, still running at the end: 9·1.25/4 = 2.8125, 0.15·3/4 = 0.1125.
 		{"running at read", 4, []gpuEvent{{0.5, 1}, {0.75, -1}, {1, 1}}, 3, 2, []float64{144 + 2.925, 148 + 2.925, 152 + 2.925, 156 + 2.925}, 1.25},
-		// An event stamped before the previous one counts at the previous one's time: ∫running = 2·1 = 2 s.
-		{"out of order", 1, []gpuEvent{{2, 1}, {1.5, 1}, {3, -2}}, 0, 3, []float64{72*3 + 18}, 1},
+		// An admission stamped before the previous event counts its sequence time from its own
+		// time (its busy time from the previous event's): ∫running = 1 + 1.5 = 2.5 s.
+		{"late admission", 1, []gpuEvent{{2, 1}, {1.5, 1}, {3, -2}}, 0, 3, []float64{72*3 + 22.5}, 1},
+		// A release stamped before the previous event counts at the previous event's time:
+		// ∫running = 1·1 + 2·1 = 3 s.
+		{"late release", 1, []gpuEvent{{1, 1}, {2, 1}, {3, -1}, {2.5, -1}}, 0, 4, []float64{72*4 + 27}, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

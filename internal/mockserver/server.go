@@ -37,7 +37,7 @@ type Server struct {
 	lang    Language
 	state   state
 	seq     atomic.Uint64
-	slots   chan struct{} // nil when MaxNumSeqs is 0
+	slots   chan time.Time // free slots, each with when it freed on the engine's clock; nil when MaxNumSeqs is 0
 	metrics atomic.Pointer[engineSet]
 	scrapes atomic.Int64
 	replay  [][]byte
@@ -76,7 +76,10 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.state.kvCapacity = int64(cfg.KVCacheTokens)
 	if cfg.MaxNumSeqs > 0 {
-		s.slots = make(chan struct{}, cfg.MaxNumSeqs)
+		s.slots = make(chan time.Time, cfg.MaxNumSeqs)
+		for range cfg.MaxNumSeqs {
+			s.slots <- time.Time{}
+		}
 	}
 	s.metrics.Store(s.newEngineSet())
 	for _, f := range cfg.MetricsReplay {
@@ -278,28 +281,52 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, kind api) {
 		reason = "stop"
 	}
 
+	// The simulated engine keeps a clock of its own: it takes a request at
+	// its arrival, or when a slot frees on that clock, and produces its
+	// tokens at the instants its prefill and inter-token latencies set.
+	// The latency histograms observe those instants, not the moments this
+	// goroutine gets to run: when the host is loaded (the client in the
+	// same process parsing its streams, the race detector's GC, other
+	// processes), parsing the request takes a while and tokens reach the
+	// client late, as over a slow network, but what the engine reports
+	// follows from its configuration and the requests alone, as a real
+	// server's does on a machine of its own. A token is never sent before
+	// its instant, so the engine times an interval inside the one the
+	// client times.
 	ctx := r.Context()
+	admitted := arrival
 	if s.slots != nil {
 		s.state.waiting.Add(1)
 		select {
-		case s.slots <- struct{}{}:
+		case freed := <-s.slots:
 			s.state.waiting.Add(-1)
+			if freed.After(admitted) {
+				admitted = freed
+			}
 		case <-ctx.Done():
 			s.state.waiting.Add(-1)
 			s.engine().aborted()
 			return
 		}
 	}
-	admitted := time.Now()
 	s.state.running.Add(1)
-	s.gpu.change(admitted, 1)
+	// The simulated GPUs take the request when the engine does, but with a
+	// slot limit when it gets its slot here: the request it took the slot
+	// from left the GPUs' count only when it got to release it, and
+	// counting from the slot's instant would count that time twice.
+	gpuAdmitted := admitted
+	if s.slots != nil {
+		gpuAdmitted = time.Now()
+	}
+	s.gpu.change(gpuAdmitted, 1)
 	s.state.kvTokens.Add(int64(promptTokens))
 	kv := int64(promptTokens)
 	// The engine retires a request when its last token is generated, before
 	// the final bytes reach the client: release runs then (or on an early
 	// return), so a client that has its answer sees the gauges without it.
+	// freed is when its slot frees on the engine's clock.
 	released := false
-	release := func() {
+	release := func(freed time.Time) {
 		if released {
 			return
 		}
@@ -308,19 +335,20 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, kind api) {
 		s.gpu.change(time.Now(), -1)
 		s.state.kvTokens.Add(-kv)
 		if s.slots != nil {
-			<-s.slots
+			s.slots <- freed
 		}
 	}
-	defer release()
+	defer func() { release(time.Now()) }()
 
 	g := &generation{
 		s: s, w: w, kind: kind, rng: rng, seq: seq, model: req.Model,
 		stream: req.Stream, includeUsage: req.StreamOptions != nil && req.StreamOptions.IncludeUsage,
 		promptTokens: promptTokens, cachedTokens: cached, outTokens: outTokens, reason: reason,
-		drop:    every(s.cfg.DropEvery, seq),
-		garbage: every(s.cfg.GarbageEvery, seq),
-		kv:      &kv,
-		release: release,
+		drop:      every(s.cfg.DropEvery, seq),
+		garbage:   every(s.cfg.GarbageEvery, seq),
+		kv:        &kv,
+		release:   release,
+		requestID: r.Header.Get("X-Request-ID"),
 	}
 	if f != nil && f.alter != nil {
 		if after := f.alter(g); after != nil {
@@ -352,9 +380,12 @@ type generation struct {
 	// truncate ends the response cleanly halfway (the "truncate" fault).
 	truncate bool
 	kv       *int64
-	// release retires the request from the engine's gauges; idempotent.
-	release func()
-	buf     []byte
+	// release retires the request from the engine's gauges and frees its
+	// slot at the given instant of the engine's clock; idempotent.
+	release func(freed time.Time)
+	// requestID is the X-Request-ID header, for Config.Observed.
+	requestID string
+	buf       []byte
 }
 
 func (g *generation) jittered(mean, std time.Duration) time.Duration {
@@ -418,20 +449,20 @@ func (g *generation) run(ctx context.Context, arrival, admitted time.Time) {
 		}
 	}
 
-	next := admitted.Add(g.prefill(g.jittered(cfg.TTFT, cfg.TTFTJitter)))
-	prev := admitted
+	// at is when the engine produces token i, on its clock (see generate).
+	at := admitted.Add(g.prefill(g.jittered(cfg.TTFT, cfg.TTFTJitter)))
+	prev, first := admitted, at
 	for i := range pieces {
-		if !wait(next) {
+		if !wait(at) {
 			g.s.engine().aborted() // the client went away: vLLM aborts the request
 			return
 		}
-		now := time.Now()
 		if i == 0 {
-			g.s.engine().firstToken(admitted.Sub(arrival).Seconds(), now.Sub(admitted).Seconds(), g.promptTokens)
+			g.s.engine().firstToken(admitted.Sub(arrival).Seconds(), at.Sub(admitted).Seconds(), g.promptTokens)
 		} else {
-			g.s.engine().token(now.Sub(prev).Seconds())
+			g.s.engine().token(at.Sub(prev).Seconds())
 		}
-		prev = now
+		prev = at
 		g.s.state.kvTokens.Add(1)
 		g.s.gpu.token()
 		*g.kv++
@@ -449,11 +480,20 @@ func (g *generation) run(ctx context.Context, arrival, admitted time.Time) {
 			b = g.appendText(b, pieces[i])
 			g.write(append(b, `,"finish_reason":null}]}`+"\n\n"...), flusher)
 		}
-		next = next.Add(g.jittered(cfg.ITL, cfg.ITLJitter))
+		at = at.Add(g.jittered(cfg.ITL, cfg.ITLJitter))
 	}
-	e2e := time.Since(arrival).Seconds()
-	g.s.engine().finished(e2e, g.promptTokens, g.outTokens, g.reason)
-	g.release()
+	// vLLM times a request's end as it times its first token: when the
+	// engine step that produced the token is processed, before the token's
+	// bytes go out (IterationStats.iteration_timestamp). prev is that
+	// instant for the last token; timing after the write would count the
+	// socket's share too, and end after the client has the token (it did
+	// for 14 of the README command's 200 requests, by up to 2 ms).
+	e2e := prev.Sub(arrival)
+	g.s.engine().finished(e2e.Seconds(), g.promptTokens, g.outTokens, g.reason)
+	if f := g.s.cfg.Observed; f != nil {
+		f(Observation{RequestID: g.requestID, TTFT: first.Sub(arrival), E2E: e2e})
+	}
+	g.release(prev)
 
 	usage := fmt.Appendf(nil, `{"prompt_tokens":%d,"total_tokens":%d,"completion_tokens":%d}`, g.promptTokens, g.promptTokens+g.outTokens, g.outTokens)
 	if g.stream {
