@@ -60,6 +60,11 @@ type Config struct {
 	// on the last, instead of live metrics.
 	MetricsReplay []string
 
+	// NoPerRequestMetrics leaves out the per-request "metrics" member
+	// vLLM adds with --enable-per-request-metrics (its queue, prefill and
+	// decode time for the request), which the server returns by default.
+	NoPerRequestMetrics bool
+
 	// GPUs is how many simulated GPUs serve the model, tensor parallel, and
 	// report to a DCGM exporter of their own (0: none).
 	GPUs int
@@ -160,6 +165,7 @@ func (c *Config) BindFlags(fs *flag.FlagSet, prefix string) {
 	fs.Var((*msValue)(&c.MetricsDelay), prefix+"metrics-delay-ms", "delay every /metrics answer, ms")
 	fs.IntVar(&c.MetricsDieAfter, prefix+"metrics-die-after", c.MetricsDieAfter, "drop the connection of every /metrics scrape after the Nth (0: never)")
 	fs.IntVar(&c.MetricsResetAfter, prefix+"metrics-reset-after", c.MetricsResetAfter, "reset the counters after the Nth /metrics scrape (0: never)")
+	fs.BoolVar(&c.NoPerRequestMetrics, prefix+"no-per-request-metrics", c.NoPerRequestMetrics, "leave out each response's \"metrics\" (queue, prefill and decode time, as vLLM's --enable-per-request-metrics)")
 	fs.IntVar(&c.GPUs, prefix+"gpus", c.GPUs, "simulated GPUs serving the model, with a DCGM exporter of their own (0: none)")
 	fs.Func(prefix+"metrics-replay", "serve these Prometheus exposition files (comma-separated), one per scrape, instead of live metrics", func(v string) error {
 		for _, f := range strings.Split(v, ",") {

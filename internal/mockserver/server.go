@@ -496,6 +496,7 @@ func (g *generation) run(ctx context.Context, arrival, admitted time.Time) {
 	g.release(prev)
 
 	usage := fmt.Appendf(nil, `{"prompt_tokens":%d,"total_tokens":%d,"completion_tokens":%d}`, g.promptTokens, g.promptTokens+g.outTokens, g.outTokens)
+	timings := g.perRequestMetrics(arrival, admitted, first, prev)
 	if g.stream {
 		b := append(g.buf[:0], prefix...)
 		if g.kind == apiChat {
@@ -503,7 +504,8 @@ func (g *generation) run(ctx context.Context, arrival, admitted time.Time) {
 		} else {
 			b = append(b, `"text":"","finish_reason":"`...)
 		}
-		g.write(append(append(b, g.reason...), "\"}]}\n\n"...), flusher)
+		b = append(append(b, g.reason...), "\"}]"...)
+		g.write(append(append(b, timings...), "}\n\n"...), flusher)
 		if g.includeUsage {
 			b = fmt.Appendf(g.buf[:0], `data: {"id":%q,"object":%q,"created":%s,"model":%s,"choices":[],"usage":%s}`+"\n\n", id, object, created, modelJSON, usage)
 			g.write(b, flusher)
@@ -532,12 +534,36 @@ func (g *generation) run(ctx context.Context, arrival, admitted time.Time) {
 		_, _ = g.w.Write(body)
 	}()
 	if g.kind == apiChat {
-		body = fmt.Appendf(nil, `{"id":%q,"object":"chat.completion","created":%s,"model":%s,"choices":[{"index":0,"message":{"role":"assistant","content":"%s"},"finish_reason":%q}],"usage":%s}`,
-			id, created, modelJSON, text, g.reason, usage)
+		body = fmt.Appendf(nil, `{"id":%q,"object":"chat.completion","created":%s,"model":%s,"choices":[{"index":0,"message":{"role":"assistant","content":"%s"},"finish_reason":%q}],"usage":%s%s}`,
+			id, created, modelJSON, text, g.reason, usage, timings)
 	} else {
-		body = fmt.Appendf(nil, `{"id":%q,"object":"text_completion","created":%s,"model":%s,"choices":[{"index":0,"text":"%s","logprobs":null,"finish_reason":%q}],"usage":%s}`,
-			id, created, modelJSON, text, g.reason, usage)
+		body = fmt.Appendf(nil, `{"id":%q,"object":"text_completion","created":%s,"model":%s,"choices":[{"index":0,"text":"%s","logprobs":null,"finish_reason":%q}],"usage":%s%s}`,
+			id, created, modelJSON, text, g.reason, usage, timings)
 	}
+}
+
+// perRequestMetrics is the request's timing as vLLM started with
+// --enable-per-request-metrics reports it (a top-level "metrics" member,
+// led by its comma), on the engine's clock: queue from arrival to
+// admission, time to first token from admission, generation from the
+// first token to the last. It is the truth about this request, which a
+// client joins to its own timing to tell the server's share of its TTFT
+// from the network's and its own. Config.NoPerRequestMetrics leaves it out.
+func (g *generation) perRequestMetrics(arrival, admitted, first, last time.Time) []byte {
+	if g.s.cfg.NoPerRequestMetrics {
+		return nil
+	}
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	gen := last.Sub(first)
+	meanITL, tps := 0.0, 0.0
+	if g.outTokens > 1 {
+		meanITL = ms(gen) / float64(g.outTokens-1)
+	}
+	if busy := last.Sub(admitted); busy > 0 {
+		tps = float64(g.outTokens) / busy.Seconds()
+	}
+	return fmt.Appendf(nil, `,"metrics":{"time_to_first_token_ms":%.3f,"generation_time_ms":%.3f,"queue_time_ms":%.3f,"mean_itl_ms":%.3f,"tokens_per_second":%.1f}`,
+		ms(first.Sub(admitted)), ms(gen), ms(admitted.Sub(arrival)), meanITL, tps)
 }
 
 // appendText appends one token's text field.
