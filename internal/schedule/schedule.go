@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/llmbench/llmbench/internal/hrtimer"
 	"github.com/llmbench/llmbench/internal/record"
 )
 
@@ -195,9 +196,9 @@ func byConcurrency(issueCtx, reqCtx context.Context, n int, ramp time.Duration, 
 	for k := range n {
 		wg.Go(func() {
 			if opens := slotOpens(k, n, ramp); opens > 0 {
-				w := newWaiter(issueCtx)
-				ok := w.until(start.Add(opens))
-				w.stop()
+				w := hrtimer.New(issueCtx)
+				ok := w.Until(start.Add(opens))
+				w.Stop()
 				if !ok {
 					return
 				}
@@ -233,13 +234,13 @@ func byRate(issueCtx, reqCtx context.Context, p Plan, first, count int, start ti
 	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	w := newWaiter(issueCtx)
-	defer w.stop()
+	w := hrtimer.New(issueCtx)
+	defer w.Stop()
 	offset := time.Duration(0)
 	for i := 0; count == 0 || i < count; i++ {
 		offset = at(i, offset)
 		due := start.Add(offset)
-		if !w.until(due) || !issuing(issueCtx, reqCtx) {
+		if !w.Until(due) || !issuing(issueCtx, reqCtx) {
 			return
 		}
 		if slots != nil {

@@ -1,4 +1,4 @@
-package schedule
+package hrtimer
 
 import (
 	"context"
@@ -21,7 +21,8 @@ type timerfdWaiter struct {
 	fallback *goWaiter
 }
 
-func newWaiter(ctx context.Context) waiter {
+// New returns the platform's most precise Waiter: a timerfd on Linux.
+func New(ctx context.Context) Waiter {
 	fd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
 	if err != nil {
 		return newGoWaiter(ctx)
@@ -31,14 +32,14 @@ func newWaiter(ctx context.Context) waiter {
 	return w
 }
 
-func (w *timerfdWaiter) until(at time.Time) bool {
+func (w *timerfdWaiter) Until(at time.Time) bool {
 	d := time.Until(at)
 	if d <= 0 {
 		return w.ctx.Err() == nil
 	}
 	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(int64(d))}
 	if err := unix.TimerfdSettime(w.fd, 0, &spec, nil); err != nil {
-		return w.fallback.until(at)
+		return w.fallback.Until(at)
 	}
 	// The read returns the expiry count once the timer fires.
 	n, err := w.f.Read(w.buf[:])
@@ -46,13 +47,13 @@ func (w *timerfdWaiter) until(at time.Time) bool {
 		return false
 	}
 	if err != nil || n != 8 || binary.NativeEndian.Uint64(w.buf[:]) == 0 {
-		return w.fallback.until(at)
+		return w.fallback.Until(at)
 	}
 	return true
 }
 
-func (w *timerfdWaiter) stop() {
+func (w *timerfdWaiter) Stop() {
 	w.unhook()
-	w.fallback.stop()
+	w.fallback.Stop()
 	_ = w.f.Close()
 }
