@@ -102,10 +102,15 @@ func TestPerRequestMetrics(t *testing.T) {
 }
 
 // postForMetrics sends a chat request for 4 tokens and returns the
-// response's "metrics" member (from any chunk of a stream).
+// response's "metrics" member (from any chunk of a stream, which must be
+// the usage chunk).
 func postForMetrics(t *testing.T, url, id string, stream bool) perRequest {
 	t.Helper()
-	payload := fmt.Sprintf(`{"model":"m","messages":[{"role":"user","content":"one two"}],"max_completion_tokens":4,"stream":%v}`, stream)
+	payload := `{"model":"m","messages":[{"role":"user","content":"one two"}],"max_completion_tokens":4,"stream":false}`
+	if stream {
+		// vLLM streams the metrics on the usage chunk.
+		payload = `{"model":"m","messages":[{"role":"user","content":"one two"}],"max_completion_tokens":4,"stream":true,"stream_options":{"include_usage":true}}`
+	}
 	req, err := http.NewRequest("POST", url+"/v1/chat/completions", strings.NewReader(payload))
 	if err != nil {
 		t.Error(err)
@@ -134,6 +139,9 @@ func postForMetrics(t *testing.T, url, id string, stream bool) perRequest {
 		data, ok := bytes.CutPrefix(sc.Bytes(), []byte("data: "))
 		if !ok || string(data) == "[DONE]" || !bytes.Contains(data, []byte(`"metrics"`)) {
 			continue
+		}
+		if !bytes.Contains(data, []byte(`"usage"`)) {
+			t.Errorf("metrics outside the usage chunk: %s", data)
 		}
 		if err := json.Unmarshal(data, &out); err != nil {
 			t.Error(err)

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/llmbench/llmbench/internal/hrtimer"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
@@ -408,21 +409,12 @@ func (g *generation) prefill(ttft time.Duration) time.Duration {
 
 func (g *generation) run(ctx context.Context, arrival, admitted time.Time) {
 	cfg := g.s.cfg
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
-	wait := func(until time.Time) bool {
-		d := time.Until(until)
-		if d <= 0 {
-			return ctx.Err() == nil
-		}
-		timer.Reset(d)
-		select {
-		case <-timer.C:
-			return true
-		case <-ctx.Done():
-			return false
-		}
-	}
+	// Tokens go out at their instants to tens of microseconds (Go's own
+	// timers wake up to a millisecond late, which a client would read as
+	// delivery time the server did not report).
+	w := hrtimer.New(ctx)
+	defer w.Stop()
+	wait := w.Until
 
 	pieces := g.s.lang.Pieces(g.rng, g.outTokens)
 	id := "cmpl-" + strconv.FormatUint(g.seq, 10)
@@ -504,10 +496,11 @@ func (g *generation) run(ctx context.Context, arrival, admitted time.Time) {
 		} else {
 			b = append(b, `"text":"","finish_reason":"`...)
 		}
-		b = append(append(b, g.reason...), "\"}]"...)
-		g.write(append(append(b, timings...), "}\n\n"...), flusher)
+		g.write(append(append(b, g.reason...), "\"}]}\n\n"...), flusher)
 		if g.includeUsage {
-			b = fmt.Appendf(g.buf[:0], `data: {"id":%q,"object":%q,"created":%s,"model":%s,"choices":[],"usage":%s}`+"\n\n", id, object, created, modelJSON, usage)
+			// vLLM streams its per-request metrics on the usage chunk
+			// only: a stream without it has none.
+			b = fmt.Appendf(g.buf[:0], `data: {"id":%q,"object":%q,"created":%s,"model":%s,"choices":[],"usage":%s%s}`+"\n\n", id, object, created, modelJSON, usage, timings)
 			g.write(b, flusher)
 		}
 		g.write([]byte("data: [DONE]\n\n"), flusher)
