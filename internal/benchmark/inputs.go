@@ -264,6 +264,14 @@ func (in *inputs) body(p config.Profile, model string, i, k int, history []endpo
 	}
 	return in.kind.Body(endpoint.Input{
 		Model: model, Prompt: t.Text, System: c.System, History: history, MaxTokens: t.MaxTokens, Streaming: p.Endpoint.Streaming, Extra: extra,
-		LegacyMaxTokens: p.Endpoint.LegacyMaxTokens, IncludeUsage: p.Tokenizer.UseServerTokenCount,
+		LegacyMaxTokens: p.Endpoint.LegacyMaxTokens, IncludeUsage: p.Tokenizer.UseServerTokenCount || askUsageForTimings(p),
 	})
+}
+
+// askUsageForTimings reports whether a request asks for its stream's usage
+// chunk for the server's timings: vLLM sends its per-request metrics on
+// that chunk alone (servertiming.VLLM.Ask). stream_options is OpenAI's own
+// field, which every compatible server accepts on a stream.
+func askUsageForTimings(p config.Profile) bool {
+	return p.Endpoint.Streaming && p.Endpoint.ServerTimings == config.ServerTimingsAuto
 }

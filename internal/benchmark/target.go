@@ -99,6 +99,7 @@ func newClient(p config.Profile, t target, kind endpoint.Kind, clock record.Cloc
 		URL: targetURL(p, t.base, kind), Kind: kind, Streaming: p.Endpoint.Streaming, Timeout: p.Endpoint.RequestTimeout,
 		APIKey: p.Endpoint.APIKey, Headers: p.Endpoint.Headers, User: t.user, MaxConns: maxConns, Clock: clock,
 		StdlibTransport: p.Endpoint.HTTPClient == config.HTTPClientStdlib,
+		ServerTimings:   p.Endpoint.ServerTimings == config.ServerTimingsAuto,
 	})
 }
 

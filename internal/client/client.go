@@ -54,6 +54,9 @@ type Options struct {
 	// StdlibTransport sends through net/http's Transport rather than the
 	// lean HTTP/1.1 transport (which proxies always use).
 	StdlibTransport bool
+	// ServerTimings reads the server's per-request timings, when it
+	// sends them, into Record.ServerTimings (servertimings.go).
+	ServerTimings bool
 }
 
 // Client sends requests. It is safe for concurrent use.
@@ -82,6 +85,8 @@ type responseReader struct {
 	scratch [512]byte
 	// body holds a whole (non-streamed) response while it is decoded.
 	body bytes.Buffer
+	// timings gathers the server's per-request timings.
+	timings timingsReader
 }
 
 // maxPooledBody is the largest response buffer kept for the next response.
@@ -245,6 +250,11 @@ func (c *Client) DoCancelAfter(ctx context.Context, rec *record.Record, body []b
 		}
 		c.readers.Put(rr)
 	}()
+	if c.opts.ServerTimings {
+		rr.timings.reset()
+		rr.timings.read(resp.Header, nil)
+		defer rr.timings.store(rec)
+	}
 	if c.opts.Streaming {
 		rr.head = headRecorder{r: resp.Body, head: rr.head.head[:0]}
 		rr.sse.Reset(&rr.head)
@@ -498,8 +508,13 @@ func (c *Client) readStream(a attempt, rec *record.Record, rr *responseReader) {
 		if ch.Usage != nil {
 			rec.Usage = ch.Usage
 		}
-		if !ch.HasContent() {
-			continue
+		if !ch.HasContent() || ch.FinishReason != "" {
+			if c.opts.ServerTimings {
+				rr.timings.read(nil, ev.Data)
+			}
+			if !ch.HasContent() {
+				continue
+			}
 		}
 		rec.ResponsePerfs = append(rec.ResponsePerfs, now)
 		if len(ch.Text) > 0 && rec.FirstOutputPerf == 0 {
@@ -545,6 +560,9 @@ func (c *Client) readWhole(a attempt, rec *record.Record, body io.Reader, rr *re
 		return
 	}
 	rec.OutputText, rec.ReasoningText, rec.Usage = string(ch.Text), string(ch.Reasoning), ch.Usage
+	if c.opts.ServerTimings {
+		rr.timings.read(nil, data)
+	}
 	switch {
 	case ch.Choices == 0:
 		c.invalid(a, rec, record.CauseNoContent, "the response has no choices")

@@ -335,6 +335,8 @@ func readResponseHead(br *bufio.Reader, resp *http.Response) error {
 			} else {
 				return fmt.Errorf("unsupported Transfer-Encoding %q", truncate(value))
 			}
+		case len(name) > 2 && name[1] == '-' && (name[0] == 'X' || name[0] == 'x') && keepTimingHeader(resp.Header, name, value):
+			// A server's timing (servertimings.go).
 		case asciiEqualFold(name, "Connection"):
 			if bytes.Contains(bytes.ToLower(value), []byte("close")) {
 				resp.Close = true
@@ -599,4 +601,16 @@ func (t *h1Transport) closeIdle() {
 	for _, pc := range idle {
 		pc.conn.Close()
 	}
+}
+
+// keepTimingHeader keeps name: value in h when name is one of the headers
+// that carry a server's timings, and reports whether it was.
+func keepTimingHeader(h http.Header, name, value []byte) bool {
+	for _, k := range timingHeaders {
+		if asciiEqualFold(name, k) {
+			h[k] = []string{string(value)}
+			return true
+		}
+	}
+	return false
 }

@@ -40,6 +40,14 @@ const (
 	// net/http Transport, kept selectable as a fallback and a baseline.
 	HTTPClientLean   = "lean"
 	HTTPClientStdlib = "net/http"
+
+	// ServerTimingsAuto asks for each engine's per-request timings in the
+	// forms that cannot make a server reject a request (a streamed
+	// request asks for its usage chunk, where vLLM puts them) and reads
+	// whatever comes back; ServerTimingsOff sends AIPerf's exact bodies
+	// and reads none.
+	ServerTimingsAuto = "auto"
+	ServerTimingsOff  = "off"
 	ModelRandom      = "random"
 )
 
@@ -98,6 +106,9 @@ type Endpoint struct {
 	// HTTPClient is the transport requests go through: HTTPClientLean
 	// (llmbench's own HTTP/1.1, the default) or HTTPClientStdlib.
 	HTTPClient     string        `json:"http_client,omitempty"`
+	// ServerTimings is ServerTimingsAuto (ask servers for their
+	// per-request timings and read what comes back) or ServerTimingsOff.
+	ServerTimings string `json:"server_timings,omitempty"`
 	Mock           bool          `json:"mock,omitempty"`
 	RequestTimeout time.Duration `json:"-"`
 	TimeoutSeconds float64       `json:"timeout"`
@@ -240,6 +251,9 @@ type Output struct {
 	// Overwrite replaces a previous run's files in ArtifactDir; without
 	// it they are moved to previous_<time>/ first.
 	Overwrite bool `json:"overwrite,omitempty"`
+	// FailOnVerdict is "suspect" or "invalid": a run whose verdict is
+	// that bad or worse exits with code 3. "" for never.
+	FailOnVerdict string `json:"fail_on_verdict,omitempty"`
 }
 
 // ServerMetrics configures the scraping of servers' Prometheus /metrics.
@@ -315,6 +329,7 @@ func Default() Profile {
 			URLs:           []string{DefaultURL},
 			URLStrategy:    URLRoundRobin,
 			HTTPClient:     HTTPClientLean,
+			ServerTimings:  ServerTimingsAuto,
 			RequestTimeout: DefaultRequestTimeout,
 			ModelSelection: ModelRoundRobin,
 			WaitMode:       WaitInference,
@@ -422,6 +437,9 @@ func (p *Profile) Finish() error {
 	}
 	if e.RequestTimeout <= 0 {
 		return errors.New("--request-timeout-seconds must be positive")
+	}
+	if e.ServerTimings != ServerTimingsAuto && e.ServerTimings != ServerTimingsOff {
+		return fmt.Errorf("--server-timings %q: use auto or off", e.ServerTimings)
 	}
 	if e.HTTPClient != HTTPClientLean && e.HTTPClient != HTTPClientStdlib {
 		return fmt.Errorf("--http-client %q: use lean or net/http", e.HTTPClient)
@@ -550,6 +568,11 @@ func (p *Profile) Finish() error {
 	case "simple", "none":
 	default:
 		return fmt.Errorf("--ui-type %q: use simple or none", p.Output.UIType)
+	}
+	switch p.Output.FailOnVerdict {
+	case "", "suspect", "invalid":
+	default:
+		return fmt.Errorf("--fail-on-verdict %q: use suspect or invalid", p.Output.FailOnVerdict)
 	}
 	if p.Output.ArtifactDir == "" {
 		p.Output.ArtifactDir = DefaultArtifactDir(*p)

@@ -25,6 +25,7 @@ func BindFlags(fs *flag.FlagSet, p *Profile) *Flags {
 	f.vars((*listValue)(&e.ModelNames), "Model name(s) to benchmark; comma-separated or repeated (required).", "model", "m", "model-names")
 	f.vars(&urlList{list: &e.URLs}, "Base URL of the server (host:port or http://host:port); several (repeated or space-separated) share the load.", "url", "u")
 	f.vars((*stringValue)(&e.HTTPClient), "HTTP transport: lean (llmbench's HTTP/1.1, least client CPU) or net/http (Go's standard one; proxies always use it).", "http-client")
+	f.vars((*stringValue)(&e.ServerTimings), "Per-request server timings (queue, prefill, decode) joined to each record: auto (ask in the forms vLLM, llama.cpp, SGLang, TGI and NIM accept, read whatever comes back; a stream then asks for its usage chunk) or off (AIPerf's exact request bodies).", "server-timings")
 	f.vars((*stringValue)(&e.URLStrategy), "How a request's URL is chosen among several --url: round_robin.", "url-strategy")
 	f.vars(boolValue{&e.Mock}, "Benchmark the built-in simulated server, started in-process, instead of --url (its flags: --mock-*).", "mock")
 	f.vars((*stringValue)(&e.Type), "Endpoint type: chat or completions.", "endpoint-type")
@@ -89,6 +90,7 @@ func BindFlags(fs *flag.FlagSet, p *Profile) *Flags {
 	f.vars((*stringValue)(&p.Output.UIType), "Console output: simple (progress and final table) or none.", "ui-type", "ui")
 	f.vars((*stringValue)(&p.Output.ExportPrefix), "Prefix of the export files (an extension is dropped).", "profile-export-prefix", "profile-export-file")
 	f.vars(boolValue{&p.Output.Overwrite}, "Replace a previous run's files in the artifact directory (default: move them to previous_<time>/ there first).", "overwrite")
+	f.vars((*stringValue)(&p.Output.FailOnVerdict), "Exit with code 3 when the run verdict is this bad or worse: suspect or invalid (default: the verdict never changes the exit code).", "fail-on-verdict")
 
 	mr := &p.MultiRun
 	f.vars((*intValue)(&mr.NumRuns), "Number of profile runs, for confidence intervals across them (1-10); results in run_0001/…, the aggregate in aggregate/.", "num-profile-runs")

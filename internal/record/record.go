@@ -115,6 +115,20 @@ type HTTPTrace struct {
 	HaveWire                 bool
 }
 
+// ServerTimings is a server's own account of one request's time, in ms;
+// a part it did not give is NaN.
+type ServerTimings struct {
+	// Source names the format it came in ("vllm", "llamacpp", ...).
+	Source string
+	// Queue is from the request's arrival to its scheduling; Prefill from
+	// then to the first token; Decode from the first token to the last;
+	// Total the server's whole time for the request, when given apart.
+	Queue, Prefill, Decode, Total float64
+	// Rejected counts values the server gave that cannot be times
+	// (negative, not a number, absurdly large): left out, not guessed.
+	Rejected int
+}
+
 // Record is everything measured about one request.
 type Record struct {
 	// SessionNum is the request's index across the whole run, warm-up first.
@@ -160,6 +174,9 @@ type Record struct {
 	Cause         Cause
 	Cancelled     bool
 	CancelledPerf int64
+	// ServerTimings is what the server said of this request's time
+	// (--server-timings), nil when it said nothing.
+	ServerTimings *ServerTimings
 	// RedirectedTo is the URL that answered when the server redirected
 	// the request (307 or 308), empty otherwise.
 	RedirectedTo string
