@@ -123,33 +123,15 @@ func intervalMeansMixture(lower, upper float64, counts, means []float64) (*bucke
 	// Not below a resolution the shapes can hold, not beyond what any law
 	// on the bucket can have.
 	tau2 = math.Max(tau2, math.Pow(width/clusterBins, 2))
-	// An interval's mean also carries its own observations' noise, τ²/n_t:
-	// mixed as they are, independent draws would come out too wide. So
-	// each mean is drawn towards the run's mean until the means spread by
-	// the between-interval variance alone (their variance less the noise):
-	// nothing moves when batches or drift dominate, and independent draws
-	// collapse to one law with variance τ², as they should.
-	var total, mu float64
-	for _, iv := range ivs {
-		total += iv.n
-		mu += iv.n * iv.mean
-	}
-	mu /= total
-	var spread, noise float64
-	for _, iv := range ivs {
-		spread += iv.n * (iv.mean - mu) * (iv.mean - mu)
-		noise += tau2 // n_t · τ²/n_t
-	}
-	between := math.Max(0, (spread-noise)/total)
-	for i, iv := range ivs {
-		if between == 0 {
-			ivs[i].mean = mu
-			continue
-		}
-		ivs[i].mean = mu + (iv.mean-mu)*math.Sqrt(between/(between+tau2/iv.n))
-	}
-	// Pool the means on a grid of the bucket, each bin at its weighted mean.
-	type bin struct{ n, sum float64 }
+	// The interval means are the run's own, exact: its observations are
+	// each interval's n_t values about their mean m_t, which spread about
+	// it by τ²·(n_t − 1)/n_t (the variance of n draws about their own
+	// mean): none for an interval of one observation, known exactly, and
+	// the mixture's variance is the sample's, Var(m_t) + E[τ²(n_t−1)/n_t],
+	// for independent draws as for batches.
+	// Pool the intervals on a grid of the bucket: each bin at its weighted
+	// mean, with the spread of its intervals' observations about it.
+	type bin struct{ n, sum, sq, within float64 }
 	bins := map[int]*bin{}
 	for _, iv := range ivs {
 		k := int((iv.mean - lower) / width * clusterBins)
@@ -160,6 +142,8 @@ func intervalMeansMixture(lower, upper float64, counts, means []float64) (*bucke
 		}
 		b.n += iv.n
 		b.sum += iv.n * iv.mean
+		b.sq += iv.n * iv.mean * iv.mean
+		b.within += tau2 * (iv.n - 1)
 	}
 	keys := make([]int, 0, len(bins))
 	for k := range bins {
@@ -167,10 +151,12 @@ func intervalMeansMixture(lower, upper float64, counts, means []float64) (*bucke
 	}
 	slices.Sort(keys)
 	x := &bucketMixture{}
+	floor := math.Pow(width/clusterBins, 2) // the grid's resolution
 	for _, k := range keys {
 		b := bins[k]
 		mean := b.sum / b.n
-		v := math.Min(tau2, 0.98*(mean-lower)*(upper-mean))
+		v := (b.within + math.Max(0, b.sq-b.sum*mean)) / b.n
+		v = math.Min(math.Max(v, floor), 0.98*(mean-lower)*(upper-mean))
 		x.add(newTwoMomentShape(lower, upper, mean, v), b.n)
 	}
 	return x, true
