@@ -24,6 +24,7 @@ import (
 	"github.com/llmbench/llmbench/internal/multirun"
 	"github.com/llmbench/llmbench/internal/tokenizer"
 	"github.com/llmbench/llmbench/internal/ui"
+	"github.com/llmbench/llmbench/internal/verdict"
 )
 
 const version = "0.1.0"
@@ -33,6 +34,7 @@ const (
 	exitOK        = 0
 	exitFailed    = 1
 	exitUsage     = 2
+	exitVerdict   = 3 // --fail-on-verdict: the run verdict was that bad
 	exitCancelled = 130
 )
 
@@ -255,7 +257,29 @@ func profile(args []string, stdout, stderr io.Writer) int {
 	if res != nil && p.Output.UIType != "none" {
 		printResults(stdout, res)
 	}
-	return exitCode(stderr, res, err)
+	code := exitCode(stderr, res, err)
+	if code == exitOK && res.Summary.Verdict != nil {
+		code = verdictExit(stderr, p.Output.FailOnVerdict, "the run", *res.Summary.Verdict)
+	}
+	return code
+}
+
+// verdictExit is exitVerdict, with one line saying why, when the verdict
+// is as bad as --fail-on-verdict (failOn) or worse; exitOK otherwise.
+func verdictExit(stderr io.Writer, failOn, what string, v verdict.Verdict) int {
+	if failOn == "" {
+		return exitOK
+	}
+	limit, err := verdict.ParseLevel(failOn)
+	if err != nil || v.Level < limit {
+		return exitOK
+	}
+	codes := make([]string, len(v.Reasons))
+	for i, r := range v.Reasons {
+		codes[i] = r.Code
+	}
+	fmt.Fprintf(stderr, "llmbench profile: %s's verdict is %s (%s), and --fail-on-verdict is %s: exit code %d\n", what, v.Level, strings.Join(codes, ", "), failOn, exitVerdict)
+	return exitVerdict
 }
 
 // profileRuns runs --num-profile-runs profiles and prints each run's
@@ -263,13 +287,22 @@ func profile(args []string, stdout, stderr io.Writer) int {
 func profileRuns(ctx context.Context, opts benchmark.Options, stdout, stderr io.Writer) int {
 	quiet := opts.Profile.Output.UIType == "none"
 	n := opts.Profile.MultiRun.NumRuns
+	// worst is the worst run verdict, for --fail-on-verdict.
+	var worst *verdict.Verdict
+	worstLabel := ""
 	out, err := multirun.Run(ctx, multirun.Options{Run: opts, OnRun: func(label string, res *benchmark.Result, err error) {
+		if res != nil && res.Summary.Verdict != nil && (worst == nil || res.Summary.Verdict.Level > worst.Level) {
+			worst, worstLabel = res.Summary.Verdict, label
+		}
 		switch {
 		case err != nil:
 			fmt.Fprintf(stderr, "llmbench profile: %s failed: %v\n", label, err)
 		case !quiet:
 			rs := res.Summary.Results
 			fmt.Fprintf(stdout, "%s of %d: %d requests, %d errors; artifacts in %s\n", label, n, rs.RequestCount, rs.ErrorCount, res.ArtifactDir)
+			if v := res.Summary.Verdict; v != nil {
+				fmt.Fprint(stdout, ui.Verdict(*v))
+			}
 		}
 	}})
 	if out != nil && len(out.Files) > 0 && !quiet {
@@ -290,6 +323,9 @@ func profileRuns(ctx context.Context, opts benchmark.Options, stdout, stderr io.
 		}
 		return exitFailed
 	}
+	if worst != nil {
+		return verdictExit(stderr, opts.Profile.Output.FailOnVerdict, worstLabel, *worst)
+	}
 	return exitOK
 }
 
@@ -307,6 +343,9 @@ func firstMockFlag(fs *flag.FlagSet) string {
 func printResults(stdout io.Writer, res *benchmark.Result) {
 	title := fmt.Sprintf("llmbench %s metrics (AIPerf-compatible) for %s", version, strings.Join(res.ServerURLs, ", "))
 	fmt.Fprint(stdout, ui.Table(res.Summary.Results, title))
+	if tb := ui.TimeBreakdown(res.Summary.Results.TTFTBreakdown); tb != "" {
+		fmt.Fprint(stdout, "\n"+tb)
+	}
 	if sm := ui.ServerMetrics(res.ServerMetrics); sm != "" {
 		fmt.Fprint(stdout, "\n"+sm)
 	}
@@ -317,6 +356,9 @@ func printResults(stdout io.Writer, res *benchmark.Result) {
 	}
 	if pe := ui.PowerEfficiency(res.Summary.Results); pe != "" {
 		fmt.Fprint(stdout, "\n"+pe)
+	}
+	if v := res.Summary.Verdict; v != nil {
+		fmt.Fprint(stdout, "\n"+ui.Verdict(*v))
 	}
 	if n := res.Summary.Results.OSLMismatches; n > 0 {
 		fmt.Fprintf(stdout, "\nWARNING  %d requests got an output length off the requested --osl (beyond min(5%%, 50 tokens)): "+

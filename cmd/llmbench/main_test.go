@@ -253,10 +253,12 @@ func TestProfileEndToEnd(t *testing.T) {
 	if err := json.Unmarshal(first, &payload); err != nil || payload.Model != "e2e/model" || payload.MaxTokens != 16 || !payload.Stream {
 		t.Fatalf("first payload %+v (%v)", payload, err)
 	}
-	// AIPerf's payload: chat's limit is max_completion_tokens, and usage is
-	// asked for only with --use-server-token-count.
-	if !bytes.HasPrefix(first, []byte(`{"messages":[{"role":"user","content":`)) || bytes.Contains(first, []byte("stream_options")) ||
-		!bytes.HasSuffix(first, []byte(`"model":"e2e/model","stream":true,"max_completion_tokens":16}`)) {
+	// AIPerf's payload: chat's limit is max_completion_tokens; a stream asks
+	// for its usage chunk, where vLLM puts its per-request metrics
+	// (--server-timings auto; off sends AIPerf's payload exactly, which asks
+	// for usage only with --use-server-token-count).
+	if !bytes.HasPrefix(first, []byte(`{"messages":[{"role":"user","content":`)) ||
+		!bytes.HasSuffix(first, []byte(`"model":"e2e/model","stream":true,"max_completion_tokens":16,"stream_options":{"include_usage":true}}`)) {
 		t.Fatalf("first payload %s", first)
 	}
 	// Requests cycle through the dataset: request i uses entry i mod 10.

@@ -146,6 +146,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	outcome, runErr := schedule.Run(ctx, plan, newRequester(p, in, cl, tok, clock, &counters, col, seed).send, win.observer(ctx, sm, gpu, p.ServerMetrics.Interval))
 	clientLoad := load.Stop()
 	results, writeErr := col.finish()
+	clientLoad.Judge(finestLatency(&results))
 	stopProgress()
 	for _, w := range []string{col.invalid.warning(), clientLoad.Warning()} {
 		if w != "" {
@@ -169,12 +170,13 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		telemetry = gpu.summarize(win, opts.Log)
 		results.Metrics = append(results.Metrics, energyMetrics(telemetry, results, p)...)
 	}
+	runVerdict := judgeRun(p, &results, &clientLoad, col.verdict, win, sm)
 	closeErr := records.Close()
 	benchmarkID := record.UUID(rand.Uint64(), rand.Uint64())
 	summary := export.Summary{
 		Version: opts.Version, BenchmarkID: benchmarkID,
 		Results: results, WasCancelled: outcome.Cancelled, Start: win.start, End: win.end,
-		InputConfig: p.Redacted(), ClientLoad: &clientLoad, Telemetry: telemetry,
+		InputConfig: p.Redacted(), ClientLoad: &clientLoad, Telemetry: telemetry, Verdict: &runVerdict,
 		RunInfo: export.RunInfo{BenchmarkID: benchmarkID, RandomSeed: p.Input.RandomSeed, Trial: opts.Trial, RunLabel: opts.RunLabel, CLICommand: p.CLICommand},
 	}
 	res := &Result{Summary: summary, ArtifactDir: dir, ServerURLs: bases(targets), Files: []string{names.Records}, ProfileJSON: names.ProfileJSON, GPUTelemetry: telemetry}

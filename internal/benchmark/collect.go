@@ -25,14 +25,19 @@ type collector struct {
 	mu  sync.Mutex
 	agg *metrics.Aggregator
 	// slices, with --slice-duration, are the profiling records by time.
-	slices   *timeslices
-	invalid  invalidTally
+	slices *timeslices
+	// verdict keeps what the run verdict needs beyond the aggregates.
+	verdict *verdictSamples
+	invalid invalidTally
+	// win is the profiling window the time-weighted metrics span.
+	win      *window
 	writeErr error
 }
 
 func startCollector(records *export.RecordWriter, tok tokenizer.Tokenizer, clock record.Clock, p config.Profile, red *config.Redactor, win *window) *collector {
 	goodput := len(p.SLOs) > 0
-	c := &collector{done: make(chan *record.Record, 4096), records: records, agg: metrics.NewAggregator(goodput)}
+	c := &collector{done: make(chan *record.Record, 4096), records: records, agg: metrics.NewAggregator(goodput), verdict: newVerdictSamples(p.Endpoint.Streaming)}
+	c.win = win
 	if width := int64(p.ServerMetrics.SliceSeconds * 1e9); width > 0 {
 		c.slices = &timeslices{origin: &win.profilingStart, width: width, goodput: goodput}
 	}
@@ -64,6 +69,7 @@ func (c *collector) keep(r *record.Record, v *metrics.Values) {
 	}
 	if r.Phase == record.PhaseProfiling {
 		c.agg.Add(r, v)
+		c.verdict.add(r, v)
 		if c.slices != nil {
 			c.slices.add(r, v)
 		}
@@ -74,6 +80,11 @@ func (c *collector) keep(r *record.Record, v *metrics.Values) {
 func (c *collector) finish() (metrics.Results, error) {
 	close(c.done)
 	c.wg.Wait()
+	// The schedule has returned: the profiling phase's bounds, set on
+	// this goroutine, are final.
+	if w := c.win; w != nil && w.profiled && w.endNs > w.startNs {
+		c.agg.SetWindow(w.startNs, w.endNs)
+	}
 	return c.agg.Results(), c.writeErr
 }
 
@@ -83,5 +94,5 @@ func (c *collector) timeslices(endNs int64) []export.Timeslice {
 	if c.slices == nil {
 		return nil
 	}
-	return c.slices.results(endNs)
+	return c.slices.results(endNs, c.agg)
 }

@@ -24,19 +24,24 @@ func (t *timeslices) add(r *record.Record, v *metrics.Values) {
 	i := int((v.StartWall - t.origin.Load()) / t.width)
 	i = max(i, 0) // a clock read a hair before the phase's own
 	for len(t.aggs) <= i {
-		t.aggs = append(t.aggs, metrics.NewAggregator(t.goodput))
+		t.aggs = append(t.aggs, metrics.NewAggregator(t.goodput).ForTimeslice())
 	}
 	t.aggs[i].Add(r, v)
 }
 
 // results are the slices' metrics; a slice the profiling phase (ending at
-// endNs) did not outlast is incomplete.
-func (t *timeslices) results(endNs int64) []export.Timeslice {
+// endNs) did not outlast is incomplete. Each slice's time-weighted
+// families come from the run's curves (run) over the slice, cut at endNs
+// as AIPerf cuts its last slice at the run's end, so idle time after it
+// does not dilute them.
+func (t *timeslices) results(endNs int64, run *metrics.Aggregator) []export.Timeslice {
 	out := make([]export.Timeslice, len(t.aggs))
 	origin := t.origin.Load()
 	for i, a := range t.aggs {
 		start := origin + int64(i)*t.width
-		out[i] = export.Timeslice{StartNs: start, EndNs: start + t.width, Complete: start+t.width <= endNs, Results: a.Results()}
+		rs := a.Results()
+		rs.Metrics = append(rs.Metrics, run.TimeWeighted(start, min(start+t.width, endNs))...)
+		out[i] = export.Timeslice{StartNs: start, EndNs: start + t.width, Complete: start+t.width <= endNs, Results: rs}
 	}
 	return out
 }

@@ -48,7 +48,7 @@ const (
 	// and reads none.
 	ServerTimingsAuto = "auto"
 	ServerTimingsOff  = "off"
-	ModelRandom      = "random"
+	ModelRandom       = "random"
 )
 
 // Readiness probes (--wait-for-model-mode).
@@ -105,10 +105,10 @@ type Endpoint struct {
 	URLStrategy string `json:"url_strategy,omitempty"`
 	// HTTPClient is the transport requests go through: HTTPClientLean
 	// (llmbench's own HTTP/1.1, the default) or HTTPClientStdlib.
-	HTTPClient     string        `json:"http_client,omitempty"`
+	HTTPClient string `json:"http_client,omitempty"`
 	// ServerTimings is ServerTimingsAuto (ask servers for their
 	// per-request timings and read what comes back) or ServerTimingsOff.
-	ServerTimings string `json:"server_timings,omitempty"`
+	ServerTimings  string        `json:"server_timings,omitempty"`
 	Mock           bool          `json:"mock,omitempty"`
 	RequestTimeout time.Duration `json:"-"`
 	TimeoutSeconds float64       `json:"timeout"`

@@ -38,6 +38,17 @@ func golden(t *testing.T, name string, got []byte) {
 
 func sampleResults() metrics.Results {
 	lat := stats.Summarize([]float64{300, 500})
+	// With the one error, [300 500 +Inf] by numpy's nearest index
+	// 3q + (1 - q) - 1: p1…p25 (p25: 0.5, to even) 300, p50 500, the rest
+	// +Inf; avg, max and sum +Inf, no std: all left out of the JSON.
+	inf, nan := math.Inf(1), math.NaN()
+	adj := stats.Summary{Count: 3, Sum: inf, Avg: inf, Min: 300, Max: inf, Std: nan,
+		P: [9]float64{300, 300, 300, 300, 500, inf, inf, inf, inf}}
+	// A curve's statistics: avg, min, max, p50…p99, std; no count or sum.
+	conc := stats.Summary{Sum: nan, Avg: 1.7, Min: 1, Max: 2, Std: 0.458257569495584,
+		P: [9]float64{nan, nan, nan, nan, 2, nan, 2, 2, 2}}
+	credit := stats.Summarize([]float64{0, 4})
+	effective := stats.Summarize([]float64{304, 509})
 	ts := int64(1_763_700_000_123_456_789)
 	end := ts + 1_500_000_000
 	return metrics.Results{
@@ -49,6 +60,10 @@ func sampleResults() metrics.Results {
 			{Def: metrics.DefMaxResponseTimestamp, Value: float64(end), Exact: &end},
 			{Def: metrics.DefBenchmarkDuration, Value: 1.5},
 			{Def: metrics.DefRequestThroughput, Value: 2 / 1.5},
+			{Def: metrics.AdjustedDef(metrics.RequestLatency), Dist: &adj},
+			{Def: metrics.DefEffectiveConcurrency, Dist: &conc},
+			{Def: metrics.DefCreditToStartLatency, Dist: &credit},
+			{Def: metrics.DefEffectiveLatency, Dist: &effective},
 		},
 		Errors:       []metrics.ErrorCount{{Error: record.Error{Code: 500, Type: "InternalServerError", Message: `engine "0" died`}, Count: 1}},
 		RequestCount: 2, ErrorCount: 1, DurationSec: 1.5,
@@ -79,6 +94,13 @@ func TestProfileJSONGolden(t *testing.T) {
 	if lat["p90"] != 480.0 || lat["std"] != 100.0 || lat["unit"] != "ms" || lat["count"] != 2.0 || lat["sum"] != 800.0 {
 		t.Fatalf("request_latency %v", lat)
 	}
+	// Non-finite statistics are left out, as AIPerf's exporter drops them.
+	if adj := parsed["adj_request_latency"].(map[string]any); len(adj) != 8 || adj["p50"] != 500.0 || adj["min"] != 300.0 || adj["count"] != 3.0 {
+		t.Fatalf("adj_request_latency %v", adj)
+	}
+	if conc := parsed["effective_concurrency"].(map[string]any); len(conc) != 9 || conc["avg"] != 1.7 || conc["count"] != nil {
+		t.Fatalf("effective_concurrency %v", conc)
+	}
 	// AIPerf's newest: the timestamps are internal, and nothing is null.
 	if _, ok := parsed["min_request_timestamp"]; ok || bytes.Contains(got, []byte("null")) {
 		t.Fatalf("internal metrics or nulls written:\n%s", got)
@@ -95,7 +117,8 @@ func TestProfileJSONGolden(t *testing.T) {
 	}
 	want := []string{"schema_version", "aiperf_version", "benchmark_id", "request_throughput", "request_latency", "request_count",
 		"benchmark_duration", "error_request_count", "input_config", "run_info", "was_cancelled", "error_summary",
-		"start_time", "end_time", "llmbench_version"}
+		"start_time", "end_time", "adj_request_latency", "effective_concurrency", "credit_to_start_latency", "effective_latency",
+		"llmbench_version"}
 	if !slices.Equal(keys, want) {
 		t.Fatalf("keys %v\nwant %v", keys, want)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/llmbench/llmbench/internal/gputelemetry"
 	"github.com/llmbench/llmbench/internal/metrics"
 	"github.com/llmbench/llmbench/internal/stats"
+	"github.com/llmbench/llmbench/internal/verdict"
 )
 
 // Files are the client-side export file names.
@@ -67,6 +68,9 @@ type Summary struct {
 	// Telemetry is the GPU telemetry (telemetry_data); nil when no GPU
 	// was seen.
 	Telemetry *gputelemetry.Report
+	// Verdict is whether the run can be trusted (run_verdict,
+	// llmbench's); nil for none.
+	Verdict *verdict.Verdict
 }
 
 // RunInfo is AIPerf's run_info block: what identifies this run.
@@ -125,6 +129,9 @@ func appendMetric(b []byte, r metrics.Result) []byte {
 	b = appendStat(b, "min", s.Min)
 	b = appendStat(b, "max", s.Max)
 	b = appendStat(b, "std", s.Std)
+	if r.Def.Kind == metrics.TimeWeighted {
+		return append(b, '}') // a curve's statistics: no count, no sum
+	}
 	b = strconv.AppendInt(append(b, `,"count":`...), int64(s.Count), 10)
 	b = appendStat(b, "sum", s.Sum)
 	return append(b, '}')
@@ -230,6 +237,21 @@ func ProfileJSON(s Summary) ([]byte, error) {
 			return nil, fmt.Errorf("encode client load: %w", err)
 		}
 		field("client_load", raw)
+	}
+	if bd := s.Results.TTFTBreakdown; bd != nil {
+		// Every value is a finite mean of finite parts.
+		raw, err := json.Marshal(bd)
+		if err != nil {
+			return nil, fmt.Errorf("encode the TTFT breakdown: %w", err)
+		}
+		field("ttft_breakdown", raw)
+	}
+	if s.Verdict != nil {
+		raw, err := json.Marshal(s.Verdict)
+		if err != nil {
+			return nil, fmt.Errorf("encode run verdict: %w", err)
+		}
+		field("run_verdict", raw)
 	}
 	return append(b, "\n}\n"...), nil
 }

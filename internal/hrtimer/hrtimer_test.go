@@ -45,4 +45,3 @@ func TestWaiter(t *testing.T) {
 		})
 	}
 }
-

@@ -35,6 +35,13 @@ type Aggregator struct {
 	usageCompletion        float64
 	usageTotal             float64
 	errorCounts            map[record.Error]int
+	// extra: AIPerf 0.12's run-level metrics (effective.go).
+	extra extraMetrics
+	// breakdown holds, for each record with server timings, where its
+	// time to first token went (32 bytes a record); timingConflicts counts
+	// the records whose server account did not fit the client's time.
+	breakdown       []breakdownRow
+	timingConflicts int
 }
 
 // ICLExactLimit is how many inter-chunk latencies are kept exactly (some
@@ -45,7 +52,7 @@ const ICLExactLimit = 1 << 21
 // NewAggregator returns an empty aggregator. With goodput set, it
 // reports good_request_count, goodput and good_request_fraction.
 func NewAggregator(goodput bool) *Aggregator {
-	a := &Aggregator{minStart: math.MaxInt64, maxEnd: math.MinInt64, errorCounts: map[record.Error]int{}, iclExactLimit: ICLExactLimit, goodput: goodput}
+	a := &Aggregator{minStart: math.MaxInt64, maxEnd: math.MinInt64, errorCounts: map[record.Error]int{}, iclExactLimit: ICLExactLimit, goodput: goodput, extra: newExtraMetrics()}
 	for id, def := range RecordDefs {
 		scale := 1.0 // counts, and values kept as they are
 		switch def.Unit {
@@ -63,9 +70,13 @@ func NewAggregator(goodput bool) *Aggregator {
 func (a *Aggregator) Add(r *record.Record, v *Values) {
 	a.minStart = min(a.minStart, v.StartWall)
 	a.maxEnd = max(a.maxEnd, v.EndWall)
+	a.extra.add(v)
+	conflict := v.V[ServerTimingConflict] == 1
 	for id := range numRecordMetrics {
 		if id == InterChunkLatency {
 			a.addICL(v.ICL)
+		} else if conflict && serverPart(id) {
+			continue // see servertimes.go
 		} else if !math.IsNaN(v.V[id]) {
 			a.values[id].add(v.V[id])
 		}
@@ -98,6 +109,11 @@ func (a *Aggregator) Add(r *record.Record, v *Values) {
 	}
 	if v.Good {
 		a.good++
+	}
+	if conflict {
+		a.timingConflicts++
+	} else if row, ok := breakdownRowOf(v); ok {
+		a.breakdown = append(a.breakdown, row)
 	}
 }
 
@@ -157,6 +173,9 @@ type Results struct {
 	OSLMismatches int
 	// DurationSec is benchmark_duration in seconds (0 when nothing completed).
 	DurationSec float64
+	// TTFTBreakdown is where the time to first token went, by the
+	// servers' per-request timings; nil without them.
+	TTFTBreakdown *Breakdown
 }
 
 // Get returns the result with tag, if present.
@@ -176,6 +195,7 @@ func (a *Aggregator) Results() Results {
 	// One buffer decodes every metric in turn: the run's peak memory is
 	// then one metric's values as float64, not all of them.
 	var buf []float64
+	var adjusted []Result
 	for id := range numRecordMetrics {
 		if id == InterChunkLatency && a.iclHist != nil {
 			s := a.iclHist.Summary()
@@ -188,6 +208,7 @@ func (a *Aggregator) Results() Results {
 		buf = a.values[id].appendValues(buf[:0])
 		s := stats.Summarize(buf)
 		out.Metrics = append(out.Metrics, Result{Def: RecordDefs[id], Dist: &s})
+		adjusted = adjustedResults(adjusted, id, buf, a.errors)
 	}
 	scalar := func(d Def, v float64) { out.Metrics = append(out.Metrics, Result{Def: d, Value: v}) }
 
@@ -242,6 +263,10 @@ func (a *Aggregator) Results() Results {
 	if a.values[OSLMismatchDiffPct].n > 0 {
 		scalar(DefOSLMismatchCount, float64(a.oslMismatches))
 	}
+	out.Metrics = append(out.Metrics, adjusted...)
+	out.Metrics = append(out.Metrics, a.extra.results(buf)...)
+
+	out.TTFTBreakdown = breakdown(a.breakdown, a.timingConflicts)
 
 	for e, n := range a.errorCounts {
 		out.Errors = append(out.Errors, ErrorCount{Error: e, Count: n})

@@ -43,6 +43,12 @@ type Values struct {
 	// EndWall is the record's response timestamp (request start + request
 	// latency, or the failure time), wall-clock ns.
 	StartWall, EndWall int64
+	// RequestEndWall is when the last byte (or the failure) was seen,
+	// AIPerf's request_end_ns; CreditWall when the request was due (its
+	// credit_issued_ns), 0 when unknown. Both are wall-clock ns, set for
+	// failed records too: the time-weighted curves and effective_latency
+	// count every record.
+	RequestEndWall, CreditWall int64
 }
 
 // Has reports whether metric id has a value.
@@ -64,6 +70,10 @@ func Compute(r *record.Record, tok Counter, clock record.Clock, opts Options) Va
 		v.V[i] = math.NaN()
 	}
 	v.StartWall = clock.Wall(r.StartPerf)
+	v.RequestEndWall = clock.Wall(r.EndPerf)
+	if r.CreditIssuedPerf > 0 {
+		v.CreditWall = clock.Wall(r.CreditIssuedPerf)
+	}
 
 	isl := float64(r.InputTokens)
 	if opts.UseServerTokenCount && r.Usage != nil {
@@ -87,7 +97,10 @@ func Compute(r *record.Record, tok Counter, clock record.Clock, opts Options) Va
 	if due := r.CreditIssuedPerf; due > 0 {
 		// schedule_lateness = start_perf_ns - credit_issued_perf_ns; with a
 		// schedule fixed in advance, latencies from the due instant count
-		// the client's delay that the usual ones leave out.
+		// the client's delay that the usual ones leave out. It is AIPerf's
+		// credit_to_start_latency (effective.go) per record, unclamped and
+		// over successful records only; credit_to_start_latency also
+		// counts failed ones.
 		v.V[ScheduleLateness] = ms(r.StartPerf - due)
 		if r.Scheduled {
 			v.V[RequestLatencyFromSchedule] = ms(last - due)
@@ -122,6 +135,12 @@ func Compute(r *record.Record, tok Counter, clock record.Clock, opts Options) Va
 	if r.Streaming && len(r.ResponsePerfs) > 0 {
 		ttftNs := r.ResponsePerfs[0] - r.StartPerf
 		v.V[TimeToFirstToken] = ms(ttftNs)
+		// decode_duration = request_latency - ttft; negative is an error
+		// for this metric of this record (AIPerf raises, and the record
+		// goes without it), impossible on a monotonic clock.
+		if d := latencyNs - ttftNs; d >= 0 {
+			v.V[DecodeDuration] = ms(d)
+		}
 		if ttftNs > 0 {
 			v.V[PrefillThroughputPerUser] = isl / (float64(ttftNs) / 1e9)
 		}
@@ -181,6 +200,7 @@ func Compute(r *record.Record, tok Counter, clock record.Clock, opts Options) Va
 			v.Good = v.Good && s.Met(&v)
 		}
 	}
+	serverTimes(r, &v)
 	return v
 }
 

@@ -25,6 +25,13 @@ const (
 	// Own metrics are llmbench's, not AIPerf's: exporters list them after
 	// AIPerf's, so rows AIPerf users' scripts find by position stay put.
 	Own
+	// ServerTimingOnly metrics exist only when servers gave per-request
+	// timings (--server-timings).
+	ServerTimingOnly
+	// Effective and Active are console groups: such metrics are shown in
+	// their own tables ("…: Effective", "…: Active") before the default one.
+	Effective
+	Active
 )
 
 // Kind is when a metric is computed.
@@ -35,6 +42,9 @@ const (
 	Record Kind = iota
 	Aggregate
 	Derived
+	// TimeWeighted metrics are statistics of a step function over a time
+	// window (the sweep line): avg, min, max, p50…p99 and std, no count.
+	TimeWeighted
 )
 
 // Def describes one metric.
@@ -60,6 +70,7 @@ const (
 	TimeToSecondToken
 	TimeToFirstOutputToken
 	InterTokenLatency
+	DecodeDuration
 	InterChunkLatency // a list per record
 	OutputTokenThroughputPerUser
 	PrefillThroughputPerUser
@@ -96,6 +107,16 @@ const (
 	ScheduleLateness
 	TimeToFirstTokenFromSchedule
 	RequestLatencyFromSchedule
+	// llmbench's own: where a request's time went by the server's own
+	// account of it (--server-timings) and the client's timing
+	// (servertimes.go).
+	ServerQueueTime
+	ServerPrefillTime
+	ServerTimeToFirstToken
+	ServerDecodeTime
+	RequestSendTime
+	TTFTDelivery
+	ServerTimingConflict
 	numRecordMetrics
 )
 
@@ -106,6 +127,7 @@ var RecordDefs = [numRecordMetrics]Def{
 	TimeToSecondToken:            {"time_to_second_token", "Time to Second Token", "ms", Record, StreamingOnly | ProducesTokensOnly},
 	TimeToFirstOutputToken:       {"time_to_first_output_token", "Time to First Output Token", "ms", Record, StreamingOnly | ProducesTokensOnly | NoConsole},
 	InterTokenLatency:            {"inter_token_latency", "Inter Token Latency", "ms", Record, StreamingOnly | ProducesTokensOnly},
+	DecodeDuration:               {"decode_duration", "Decode Duration", "ms", Record, StreamingOnly | ProducesTokensOnly},
 	InterChunkLatency:            {"inter_chunk_latency", "Inter Chunk Latency", "ms", Record, StreamingOnly | ProducesTokensOnly | NoConsole},
 	OutputTokenThroughputPerUser: {"output_token_throughput_per_user", "Output Token Throughput Per User", "tokens/sec/user", Record, StreamingOnly | ProducesTokensOnly | LargerIsBetter},
 	PrefillThroughputPerUser:     {"prefill_throughput_per_user", "Prefill Throughput Per User", "tokens/sec/user", Record, StreamingOnly | ProducesTokensOnly | LargerIsBetter | NoConsole},
@@ -142,6 +164,16 @@ var RecordDefs = [numRecordMetrics]Def{
 	ScheduleLateness:             {"schedule_lateness", "Schedule Lateness", "ms", Record, NoConsole | Own},
 	TimeToFirstTokenFromSchedule: {"time_to_first_token_from_schedule", "Time to First Token From Schedule", "ms", Record, StreamingOnly | ProducesTokensOnly | NoConsole | Own},
 	RequestLatencyFromSchedule:   {"request_latency_from_schedule", "Request Latency From Schedule", "ms", Record, NoConsole | Own},
+	ServerQueueTime:              {"server_queue_time", "Server Queue Time", "ms", Record, ServerTimingOnly | NoConsole | Own},
+	ServerPrefillTime:            {"server_prefill_time", "Server Prefill Time", "ms", Record, ServerTimingOnly | NoConsole | Own},
+	ServerTimeToFirstToken:       {"server_time_to_first_token", "Server Time to First Token", "ms", Record, ServerTimingOnly | NoConsole | Own},
+	ServerDecodeTime:             {"server_decode_time", "Server Decode Time", "ms", Record, ServerTimingOnly | NoConsole | Own},
+	RequestSendTime:              {"request_send_time", "Connect and Send", "ms", Record, ServerTimingOnly | StreamingOnly | NoConsole | Own},
+	TTFTDelivery:                 {"ttft_delivery_time", "First Token Delivery", "ms", Record, ServerTimingOnly | StreamingOnly | NoConsole | Own},
+	// 1 on a record whose client time is shorter than the server's own
+	// account of it: an impossible order (a clock or attribution error),
+	// which keeps the record's server times out of every statistic.
+	ServerTimingConflict: {"server_timing_conflict", "Server Timing Conflict", "count", Record, ServerTimingOnly | NoConsole | Own},
 }
 
 // Aggregate and derived metric definitions, in the order they are exported.

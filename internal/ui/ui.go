@@ -68,16 +68,18 @@ func ProgressLine(sent, completed, errors int64, total int, duration, elapsed ti
 	return fmt.Sprintf("[%s] done %d%s  in flight %d  errors %d  %.1f req/s", clock, done, of, sent-done, errors, rate)
 }
 
-// Table renders the final results: the console metrics' distributions,
-// then their single-value metrics, then the error summary.
+// Table renders the final results: the Effective and Active tables
+// (effective.go), the console metrics' distributions, then their
+// single-value metrics, then the error summary.
 func Table(rs metrics.Results, title string) string {
 	var b strings.Builder
+	b.WriteString(groupTables(rs, title))
 	header := []string{"Metric", "avg", "min", "max"}
 	header = append(header, stats.PercentileNames[:]...)
 	header = append(header, "std")
 	rows := [][]string{header}
 	for _, r := range rs.Metrics {
-		if r.Dist == nil || r.Def.Has(metrics.NoConsole) {
+		if r.Dist == nil || r.Def.Has(metrics.NoConsole) || inGroup(r.Def) {
 			continue
 		}
 		d := r.Dist
