@@ -87,6 +87,8 @@ type Observation struct {
 	// queue included, as vLLM's; E2E from its arrival to its last token's
 	// production. Each is the value its histogram observed.
 	TTFT, E2E time.Duration
+	// Arrival is when the request reached the engine.
+	Arrival time.Time
 }
 
 // DefaultConfig is a quick, realistic-looking server.

@@ -483,7 +483,7 @@ func (g *generation) run(ctx context.Context, arrival, admitted time.Time) {
 	e2e := prev.Sub(arrival)
 	g.s.engine().finished(e2e.Seconds(), g.promptTokens, g.outTokens, g.reason)
 	if f := g.s.cfg.Observed; f != nil {
-		f(Observation{RequestID: g.requestID, TTFT: first.Sub(arrival), E2E: e2e})
+		f(Observation{RequestID: g.requestID, TTFT: first.Sub(arrival), E2E: e2e, Arrival: arrival})
 	}
 	g.release(prev)
 

