@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"cmp"
 	"math"
 	"slices"
 
@@ -150,15 +151,7 @@ func breakdown(rows []breakdownRow, conflicts int) *Breakdown {
 	if len(rows) == 0 {
 		return b
 	}
-	slices.SortFunc(rows, func(x, y breakdownRow) int {
-		switch {
-		case x.total < y.total:
-			return -1
-		case x.total > y.total:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(rows, func(x, y breakdownRow) int { return cmp.Compare(x.total, y.total) })
 	n := len(rows)
 	for _, band := range breakdownBands {
 		// Ranks [from·n, to·n), rounded away from float noise (0.55·100

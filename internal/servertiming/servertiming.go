@@ -143,23 +143,11 @@ func Read(h http.Header, body []byte) (t Timings, ok bool) {
 	if keys == 0 {
 		return t, ok
 	}
-	if keys&hasMetrics != 0 {
-		if u, found := (VLLM{}).FromBody(body); found {
-			t, ok = Merge(t, u), true
+	for _, f := range bodyFormats {
+		if keys&f.key == 0 {
+			continue
 		}
-	}
-	if keys&hasTimings != 0 {
-		if u, found := (LlamaCpp{}).FromBody(body); found {
-			t, ok = Merge(t, u), true
-		}
-	}
-	if keys&hasMetaInfo != 0 {
-		if u, found := (SGLang{}).FromBody(body); found {
-			t, ok = Merge(t, u), true
-		}
-	}
-	if keys&hasStats != 0 {
-		if u, found := (NIM{}).FromBody(body); found {
+		if u, found := f.format.FromBody(body); found {
 			t, ok = Merge(t, u), true
 		}
 	}
@@ -172,6 +160,13 @@ const (
 	hasMetaInfo
 	hasStats
 )
+
+// bodyFormats are the formats that put timings in a body, each with the
+// top-level key that announces it.
+var bodyFormats = []struct {
+	key    uint8
+	format Format
+}{{hasMetrics, VLLM{}}, {hasTimings, LlamaCpp{}}, {hasMetaInfo, SGLang{}}, {hasStats, NIM{}}}
 
 // keysIn reports which of the keys "metrics", "timings", "meta_info" and
 // "stats" appear in body as object keys at any depth: a quoted name followed
