@@ -135,6 +135,8 @@ var cases = []benchCase{
 			}
 			return out
 		}},
+	{"ttft-jitter", "TTFT 100 ± 30 ms, 200 requests in 6 s (the self-consistency test's shape: half of them in the wide (0.1, 0.25] bucket)", ttftBuckets, 6.25, 32,
+		func(r *rand.Rand, _ float64) float64 { return math.Max(0.001, 0.1+0.03*r.NormFloat64()) }, nil},
 	{"cluster-independent", "request latency in one bucket, independent (660 ± 12 ms, 20/s)", latencyBuckets, 60, 20,
 		func(r *rand.Rand, _ float64) float64 { return 0.66 + 0.012*r.NormFloat64() }, nil},
 	{"cluster-two-buckets", "TTFT in two buckets visited in turn, batches of 8 (the README run: prefix-cache misses ~51 ms, then hits ~6 ms)", ttftBuckets, 17, 1.5,
