@@ -3,6 +3,7 @@ package benchmark
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -132,6 +133,11 @@ func buildInputs(p config.Profile, seed uint64, corpus *dataset.Corpus) (*inputs
 	for i, c := range in.convs {
 		s := export.InputSession{SessionID: c.ID}
 		for k, t := range c.Turns {
+			if t.Body != nil {
+				if err := rawStreamMatches(t.Body, p.Endpoint.Streaming); err != nil {
+					return nil, fmt.Errorf("%s: session %s request %d: %w", p.Input.File, c.ID, k+1, err)
+				}
+			}
 			if len(t.Extra) > 0 {
 				if in.turnExtra[i] == nil {
 					in.turnExtra[i] = make([][]endpoint.Field, len(c.Turns))
@@ -258,6 +264,9 @@ func (in *inputs) offset(ms float64) time.Duration {
 // system message, --extra-inputs and the turn's own extras.
 func (in *inputs) body(p config.Profile, model string, i, k int, history []endpoint.Message) ([]byte, error) {
 	c, t := &in.convs[i], &in.convs[i].Turns[k]
+	if t.Body != nil {
+		return t.Body, nil // sent as it is, as AIPerf sends raw payloads
+	}
 	extra := in.extra
 	if in.turnExtra != nil && in.turnExtra[i] != nil && in.turnExtra[i][k] != nil {
 		extra = in.turnExtra[i][k]
@@ -266,6 +275,23 @@ func (in *inputs) body(p config.Profile, model string, i, k int, history []endpo
 		Model: model, Prompt: t.Text, System: c.System, History: history, MaxTokens: t.MaxTokens, Streaming: p.Endpoint.Streaming, Extra: extra,
 		LegacyMaxTokens: p.Endpoint.LegacyMaxTokens, IncludeUsage: p.Tokenizer.UseServerTokenCount || askUsageForTimings(p),
 	})
+}
+
+// rawStreamMatches checks that a body sent as it is asks for the answer
+// the way --streaming reads it: its own "stream" decides what the server
+// sends, and a mismatch would fail every request.
+func rawStreamMatches(body []byte, streaming bool) error {
+	var b struct {
+		Stream bool `json:"stream"`
+	}
+	_ = json.Unmarshal(body, &b) // a non-boolean stream reads as false
+	switch {
+	case b.Stream && !streaming:
+		return errors.New(`the body asks "stream": true, and it is sent as it is: add --streaming`)
+	case !b.Stream && streaming:
+		return errors.New(`the body does not ask "stream": true, and it is sent as it is: drop --streaming (or set "stream": true in the file)`)
+	}
+	return nil
 }
 
 // askUsageForTimings reports whether a request asks for its stream's usage

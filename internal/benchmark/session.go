@@ -130,7 +130,7 @@ func (q *requester) send(ctx context.Context, job schedule.Job) {
 		} else {
 			q.counters.Errors.Add(1)
 		}
-		if t+1 < len(conv.Turns) {
+		if t+1 < len(conv.Turns) && !conv.Standalone {
 			history = append(history, endpoint.Message{Role: "user", Content: turn.Text}, endpoint.Message{Role: "assistant", Content: r.OutputText})
 			historyTokens += turn.InputTokens + q.tok.Count(r.OutputText)
 		}

@@ -55,6 +55,11 @@ func (p *Profile) finishDataset() error {
 	case pp.PoolSize > 0 && in.SharedSystemPrompt > 0:
 		return errors.New("--prompt-prefix-pool-size and --shared-system-prompt-length both fill the shared start of the prompt; use one")
 	}
+	if in.File != "" && in.CustomDatasetType == "bailian_trace" && !p.set["prompt-input-tokens-block-size"] {
+		// The Bailian traces hash blocks of 16 tokens; AIPerf takes that
+		// size for them unless told otherwise.
+		in.Prompt.BlockSize = dataset.BailianBlockSize
+	}
 	if in.Prompt.BlockSize < 1 {
 		return fmt.Errorf("--prompt-input-tokens-block-size %d: it must be at least 1 token", in.Prompt.BlockSize)
 	}

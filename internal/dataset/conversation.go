@@ -13,6 +13,10 @@ type Conversation struct {
 	System       string
 	SystemTokens int
 	Turns        []Turn
+	// Standalone says each turn carries its whole context (a request body
+	// sent as is, or a trace row whose length counts the history): turns
+	// are sent without the earlier turns and answers in front of them.
+	Standalone bool
 }
 
 // Turn is one request of a conversation, before any history is added.
@@ -33,6 +37,11 @@ type Turn struct {
 	// Extra is a JSON object shallow-merged into the request body, its
 	// keys winning over --extra-inputs; nil for none.
 	Extra json.RawMessage
+	// Body, when not nil, is the request body itself, sent byte for byte
+	// (raw_payload, inputs_json): no body is built, so --model,
+	// --extra-inputs and the output length flags do not change it. Text
+	// is then the prompt text found in it, for counting only.
+	Body json.RawMessage
 }
 
 // Requests counts the turns of conversations.

@@ -31,16 +31,27 @@ type FileOptions struct {
 	Seed          uint64
 }
 
-// formatReader reads one dataset format from its files (several only for
-// random_pool's directory). Adding a format is one file and one entry in
-// formats.
+// formatReader reads one dataset format from its files (several when
+// --input-file is a directory). Adding a format is one file and one entry
+// in formats.
 type formatReader func(files []sourceFile, o FileOptions) ([]Conversation, error)
 
-var formats = map[string]formatReader{
-	"single_turn":    readSingleTurn,
-	"multi_turn":     readMultiTurn,
-	"random_pool":    readRandomPool,
-	"mooncake_trace": readMooncake,
+// format is a --custom-dataset-type: its reader and, when it reads a
+// directory too, which of the directory's files it takes.
+type format struct {
+	read formatReader
+	dir  func(name string) bool
+}
+
+var formats = map[string]format{
+	"single_turn":     {read: readSingleTurn},
+	"multi_turn":      {read: readMultiTurn},
+	"random_pool":     {read: readRandomPool, dir: func(string) bool { return true }},
+	"mooncake_trace":  {read: readMooncake},
+	"raw_payload":     {read: readRawPayload, dir: func(name string) bool { return strings.HasSuffix(name, ".jsonl") }},
+	"inputs_json":     {read: readInputsJSON},
+	"burst_gpt_trace": {read: readBurstGPT},
+	"bailian_trace":   {read: readBailian},
 }
 
 // Formats lists the supported --custom-dataset-type values.
@@ -53,10 +64,23 @@ func Formats() []string {
 	return names
 }
 
+// dirFormats lists the formats that read a directory.
+func dirFormats() []string {
+	var names []string
+	for _, n := range Formats() {
+		if formats[n].dir != nil {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
 // sourceFile is a JSONL file's non-blank lines, with their numbers.
 type sourceFile struct {
 	name, format string
 	lines        []sourceLine
+	// inDir says the file is one of a directory's.
+	inDir bool
 }
 
 type sourceLine struct {
@@ -73,7 +97,7 @@ func (f *sourceFile) errorf(l sourceLine, format string, args ...any) error {
 // directory of them) as conversations. Any malformed line is an error
 // naming the file and line, and nothing is read past it.
 func ReadFile(path string, o FileOptions) ([]Conversation, error) {
-	read, ok := formats[o.Type]
+	fm, ok := formats[o.Type]
 	if !ok {
 		return nil, fmt.Errorf("--custom-dataset-type %q: use %s", o.Type, strings.Join(Formats(), ", "))
 	}
@@ -86,15 +110,15 @@ func ReadFile(path string, o FileOptions) ([]Conversation, error) {
 	}
 	var paths []string
 	if st.IsDir() {
-		if o.Type != "random_pool" {
-			return nil, fmt.Errorf("--input-file %s is a directory; only random_pool reads a directory (each file a pool), %s needs one file", path, o.Type)
+		if fm.dir == nil {
+			return nil, fmt.Errorf("--input-file %s is a directory; only %s read a directory, %s needs one file", path, strings.Join(dirFormats(), " and "), o.Type)
 		}
 		entries, err := os.ReadDir(path)
 		if err != nil {
 			return nil, fmt.Errorf("--input-file: %w", err)
 		}
 		for _, e := range entries {
-			if !e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+			if !e.IsDir() && !strings.HasPrefix(e.Name(), ".") && fm.dir(e.Name()) {
 				paths = append(paths, filepath.Join(path, e.Name()))
 			}
 		}
@@ -110,10 +134,10 @@ func ReadFile(path string, o FileOptions) ([]Conversation, error) {
 		if err != nil {
 			return nil, err
 		}
-		f.format = o.Type
+		f.format, f.inDir = o.Type, st.IsDir()
 		files = append(files, f)
 	}
-	convs, err := read(files, o)
+	convs, err := fm.read(files, o)
 	if err != nil {
 		return nil, err
 	}

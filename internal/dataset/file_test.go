@@ -234,7 +234,7 @@ func TestReadFileErrors(t *testing.T) {
 			t.Errorf("%s: error %q does not name the file", c.typ, err)
 		}
 	}
-	if _, err := ReadFile(filepath.Join("..", "..", "examples", "random_pool"), FileOptions{Type: "single_turn", Corpus: corpus}); err == nil || !strings.Contains(err.Error(), "only random_pool reads a directory") {
+	if _, err := ReadFile(filepath.Join("..", "..", "examples", "random_pool"), FileOptions{Type: "single_turn", Corpus: corpus}); err == nil || !strings.Contains(err.Error(), "only random_pool and raw_payload read a directory") {
 		t.Errorf("a directory for single_turn: %v", err)
 	}
 	if _, err := ReadFile(filepath.Join(t.TempDir(), "missing.jsonl"), FileOptions{Type: "single_turn", Corpus: corpus}); err == nil || !strings.Contains(err.Error(), "missing.jsonl") {
@@ -268,7 +268,7 @@ func FuzzReadFile(f *testing.F) {
 		}
 		for _, c := range convs {
 			for _, tr := range c.Turns {
-				if strings.TrimSpace(tr.Text) == "" || tr.InputTokens != corpus.Count(tr.Text) || tr.MaxTokens < 0 {
+				if (tr.Body == nil && strings.TrimSpace(tr.Text) == "") || tr.InputTokens != corpus.Count(tr.Text) || tr.MaxTokens < 0 {
 					t.Fatalf("%s: turn %+v", c.ID, tr)
 				}
 			}
