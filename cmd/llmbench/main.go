@@ -116,7 +116,8 @@ Usage:
   llmbench version
 
 --url defaults to http://localhost:8000, as in AIPerf.
-Run 'llmbench profile -h' or 'llmbench mock-server -h' for their flags.
+Run 'llmbench profile --help' (common flags), 'llmbench profile --help-all'
+or 'llmbench mock-server --help' for their flags.
 `)
 }
 
@@ -198,14 +199,16 @@ func profile(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(io.Discard) // errors get one line of our own, not a usage dump
 	fs.Usage = func() {}
 	p := config.Default()
-	config.BindFlags(fs, &p)
+	flags := config.BindFlags(fs, &p)
 	mock := mockserver.DefaultConfig()
 	mock.BindFlags(fs, "mock-")
+	if helpAll(args[2:]) {
+		flags.WriteHelp(stdout, cmd, true)
+		return exitOK
+	}
 	if err := fs.Parse(config.ExpandListArgs(args[2:], config.ListFlags)); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintf(stdout, "Usage: %s --model M [--url http://host:port] [flags]\n\nFlags:\n", cmd)
-			fs.SetOutput(stdout)
-			fs.PrintDefaults()
+			flags.WriteHelp(stdout, cmd, false)
 			return exitOK
 		}
 		return usageError(stderr, cmd, err)
@@ -226,6 +229,8 @@ func profile(args []string, stdout, stderr io.Writer) int {
 	if err := p.CheckMachine(config.ReadMachine()); err != nil {
 		return usageError(stderr, cmd, err)
 	}
+	// The tables fit the terminal; a file or a pipe gets them whole.
+	width := ui.Width(stdout, os.Getenv)
 	// Whatever reaches the console passes through the redactor.
 	red := config.NewRedactor(p)
 	stdout, stderr = red.Writer(stdout), red.Writer(stderr)
@@ -255,7 +260,7 @@ func profile(args []string, stdout, stderr io.Writer) int {
 	}
 	res, err := benchmark.Run(ctx, runOpts)
 	if res != nil && p.Output.UIType != "none" {
-		printResults(stdout, res)
+		printResults(stdout, res, width)
 	}
 	code := exitCode(stderr, res, err)
 	if code == exitOK && res.Summary.Verdict != nil {
@@ -329,6 +334,20 @@ func profileRuns(ctx context.Context, opts benchmark.Options, stdout, stderr io.
 	return exitOK
 }
 
+// helpAll reports whether the command line asks for --help-all (before
+// any "--", after which nothing is a flag).
+func helpAll(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "--help-all", "-help-all":
+			return true
+		}
+	}
+	return false
+}
+
 // firstMockFlag names a --mock-* flag given on the command line, if any.
 func firstMockFlag(fs *flag.FlagSet) string {
 	name := ""
@@ -340,21 +359,23 @@ func firstMockFlag(fs *flag.FlagSet) string {
 	return name
 }
 
-func printResults(stdout io.Writer, res *benchmark.Result) {
+// printResults writes the console tables, width columns wide at most (0: no
+// limit).
+func printResults(stdout io.Writer, res *benchmark.Result, width int) {
 	title := fmt.Sprintf("llmbench %s metrics (AIPerf-compatible) for %s", version, strings.Join(res.ServerURLs, ", "))
-	fmt.Fprint(stdout, ui.Table(res.Summary.Results, title))
-	if tb := ui.TimeBreakdown(res.Summary.Results.TTFTBreakdown); tb != "" {
+	fmt.Fprint(stdout, ui.Table(res.Summary.Results, title, width))
+	if tb := ui.TimeBreakdown(res.Summary.Results.TTFTBreakdown, width); tb != "" {
 		fmt.Fprint(stdout, "\n"+tb)
 	}
 	if sm := ui.ServerMetrics(res.ServerMetrics); sm != "" {
 		fmt.Fprint(stdout, "\n"+sm)
 	}
 	if res.ShowGPUTables {
-		if gt := ui.GPUTelemetry(res.GPUTelemetry); gt != "" {
+		if gt := ui.GPUTelemetry(res.GPUTelemetry, width); gt != "" {
 			fmt.Fprint(stdout, "\n"+gt)
 		}
 	}
-	if pe := ui.PowerEfficiency(res.Summary.Results); pe != "" {
+	if pe := ui.PowerEfficiency(res.Summary.Results, width); pe != "" {
 		fmt.Fprint(stdout, "\n"+pe)
 	}
 	if v := res.Summary.Verdict; v != nil {

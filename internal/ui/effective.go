@@ -12,8 +12,10 @@ import (
 // time-weighted Effective family), then "<title>: Active". A group with no
 // metric has no table. The columns are the statistics every metric of
 // both groups has (a curve has no p1…p25 or p75).
-func groupTables(rs metrics.Results, title string) string {
-	out := ""
+//
+// It reports whether a table was narrowed to width.
+func groupTables(rs metrics.Results, title string, width int) (string, bool) {
+	out, narrowed := "", false
 	for _, g := range []struct {
 		flag metrics.Flag
 		name string
@@ -33,10 +35,12 @@ func groupTables(rs metrics.Results, title string) string {
 			rows = append(rows, append(row, numOrBlank(d.Std)))
 		}
 		if len(rows) > 1 {
-			out += grid(title+": "+g.name, rows) + "\n"
+			rows, n := fitRows(rows, width, dropOrder)
+			narrowed = narrowed || n
+			out += grid(fitTitle(title, ": "+g.name, width), rows) + "\n"
 		}
 	}
-	return out
+	return out, narrowed
 }
 
 // inGroup reports whether a metric is shown in a group's table rather

@@ -28,7 +28,7 @@ func TestEffectiveTablesGolden(t *testing.T) {
 		{Def: metrics.DefCreditToStartLatency, Dist: &credit}, // exported, not shown
 		{Def: metrics.DefEffectiveLatency, Dist: &eff},
 	}}
-	got := Table(rs, "title")
+	got := Table(rs, "title", 0)
 	path := filepath.Join("testdata", "effective_table.txt")
 	if *update {
 		os.WriteFile(path, []byte(got), 0o644)

@@ -12,7 +12,9 @@ import (
 // sources answered, then one table per GPU titled
 // "<host:port> | GPU <i> | <name>" with avg, min, max, p99, p90, p50 and
 // std of each field (a counter shows its increase as avg).
-func GPUTelemetry(r *gputelemetry.Report) string {
+//
+// width is the terminal's (0: no limit), as for Table.
+func GPUTelemetry(r *gputelemetry.Report, width int) string {
 	if r == nil || len(r.GPUs) == 0 {
 		return ""
 	}
@@ -43,14 +45,16 @@ func GPUTelemetry(r *gputelemetry.Report) string {
 			// p99, p90, p50 are the 9th, 7th and 5th of the percentiles.
 			rows = append(rows, []string{m.Field.Label(), fmtNum(m.Avg), fmtNum(m.Min), fmtNum(m.Max), fmtNum(m.P[8]), fmtNum(m.P[6]), fmtNum(m.P[4]), fmtNum(m.Std)})
 		}
-		b.WriteString("\n" + grid(title, rows))
+		rows, _ = fitRows(rows, width, dropOrder)
+		b.WriteString("\n" + grid(fitTitle(title, "", width), rows))
 	}
 	return b.String()
 }
 
 // PowerEfficiency renders the energy metrics (AIPerf's "GPU Power
-// Efficiency (NVIDIA)" table, avg only); "" when there are none.
-func PowerEfficiency(rs metrics.Results) string {
+// Efficiency (NVIDIA)" table, avg only); "" when there are none. width is
+// the terminal's (0: no limit).
+func PowerEfficiency(rs metrics.Results, width int) string {
 	rows := [][]string{{"Metric", "avg"}}
 	for _, r := range rs.Metrics {
 		if strings.HasPrefix(r.Def.Tag, gputelemetry.PlatformNVIDIA+"_") {
@@ -60,7 +64,8 @@ func PowerEfficiency(rs metrics.Results) string {
 	if len(rows) == 1 {
 		return ""
 	}
-	return grid("GPU Power Efficiency (NVIDIA)", rows)
+	rows, _ = fitRows(rows, width, nil)
+	return grid(fitTitle("GPU Power Efficiency (NVIDIA)", "", width), rows)
 }
 
 // fmtNum shows a value with two decimals, small ones with more.

@@ -25,10 +25,14 @@ var watched = map[string]bool{
 // ServerMetrics renders the watched server metrics, one line per series:
 // gauges avg and max, counters total and rate, histograms p50 and p99
 // estimates. Times are shown in milliseconds, as the client's table shows
-// them (the exports keep the server's seconds). It is empty when none was
-// scraped.
+// them (the exports keep the server's seconds). A single endpoint is named
+// once in the heading, several at the end of each line, so the lines fit
+// a terminal. It is empty when none was scraped.
 func ServerMetrics(ms []servermetrics.Metric) string {
-	var b strings.Builder
+	type line struct{ name, value, endpoint string }
+	var lines []line
+	endpoints := map[string]bool{}
+	nameWidth := 0
 	for _, m := range ms {
 		if !watched[m.Name] {
 			continue
@@ -56,13 +60,28 @@ func ServerMetrics(ms []servermetrics.Metric) string {
 			default:
 				continue
 			}
-			fmt.Fprintf(&b, " %-44s %s  [%s]\n", m.Name, v, s.Endpoint)
+			lines = append(lines, line{m.Name, v, s.Endpoint})
+			endpoints[s.Endpoint] = true
+			nameWidth = max(nameWidth, len(m.Name))
 		}
 	}
-	if b.Len() == 0 {
+	if len(lines) == 0 {
 		return ""
 	}
-	return " Server metrics (profiling period):\n" + b.String()
+	var b strings.Builder
+	if len(endpoints) == 1 {
+		fmt.Fprintf(&b, " Server metrics (profiling period) from %s:\n", lines[0].endpoint)
+	} else {
+		b.WriteString(" Server metrics (profiling period):\n")
+	}
+	for _, l := range lines {
+		fmt.Fprintf(&b, " %-*s  %s", nameWidth, l.name, l.value)
+		if len(endpoints) > 1 {
+			fmt.Fprintf(&b, "  [%s]", l.endpoint)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
 }
 
 func short(v float64) string {

@@ -18,8 +18,9 @@ var breakdownLabels = map[string]string{
 
 // TimeBreakdown is the "Where the time went" block: each part's mean and
 // share of the time from due to first token, for the typical request and
-// the slowest 1 %; "" when no server gave per-request timings.
-func TimeBreakdown(bd *metrics.Breakdown) string {
+// the slowest 1 %; "" when no server gave per-request timings. width is
+// the terminal's (0: no limit).
+func TimeBreakdown(bd *metrics.Breakdown, width int) string {
 	if bd == nil {
 		return ""
 	}
@@ -44,7 +45,8 @@ func TimeBreakdown(bd *metrics.Breakdown) string {
 		}
 		rows = append(rows, total)
 		title := fmt.Sprintf("Where the time went: time to first token by the server's own timings (%d requests)", bd.Records)
-		b.WriteString(grid(title, rows))
+		rows, _ = fitRows(rows, width, nil)
+		b.WriteString(grid(fitTitle(title, "", width), rows))
 		for _, band := range bd.Bands {
 			fmt.Fprintf(&b, " %s: mostly %s\n", bandName(band), breakdownLabels[band.Dominant])
 		}

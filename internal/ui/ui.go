@@ -70,10 +70,13 @@ func ProgressLine(sent, completed, errors int64, total int, duration, elapsed ti
 
 // Table renders the final results: the Effective and Active tables
 // (effective.go), the console metrics' distributions, then their
-// single-value metrics, then the error summary.
-func Table(rs metrics.Results, title string) string {
+// single-value metrics, then the error summary. width is the terminal's
+// (Width); a table wider than it loses columns in dropOrder and then
+// shortens its labels. 0 means no limit: every column, as the files have.
+func Table(rs metrics.Results, title string, width int) string {
 	var b strings.Builder
-	b.WriteString(groupTables(rs, title))
+	groups, narrowed := groupTables(rs, title, width)
+	b.WriteString(groups)
 	header := []string{"Metric", "avg", "min", "max"}
 	header = append(header, stats.PercentileNames[:]...)
 	header = append(header, "std")
@@ -89,7 +92,9 @@ func Table(rs metrics.Results, title string) string {
 		}
 		rows = append(rows, append(row, num(d.Std)))
 	}
-	b.WriteString(grid(title, rows))
+	rows, n := fitRows(rows, width, dropOrder)
+	narrowed = narrowed || n
+	b.WriteString(grid(fitTitle(title, "", width), rows))
 	rule := strings.Repeat("─", gridWidth(rows))
 	for _, r := range rs.Metrics {
 		if r.Dist != nil || (r.Def.Has(metrics.NoConsole) && r.Def.Tag != "benchmark_duration") {
@@ -100,8 +105,16 @@ func Table(rs metrics.Results, title string) string {
 	if len(rs.Errors) > 0 {
 		b.WriteString(rule + "\n Errors:\n")
 		for _, e := range rs.Errors {
-			fmt.Fprintf(&b, "   %6d × %s (%d): %s\n", e.Count, e.Error.Type, e.Error.Code, oneLine(e.Error.Message, 100))
+			line := fmt.Sprintf("   %6d × %s (%d): ", e.Count, e.Error.Type, e.Error.Code)
+			room := 100
+			if width > 0 {
+				room = max(width-len([]rune(line))-1, 20)
+			}
+			b.WriteString(line + oneLine(e.Error.Message, room) + "\n")
 		}
+	}
+	if narrowed {
+		b.WriteString(" Narrowed to the terminal's width; the export files hold every column.\n")
 	}
 	return b.String()
 }
@@ -134,7 +147,8 @@ func oneLine(s string, n int) string {
 }
 
 // grid renders rows (the first the header) as a titled table with the
-// first column left-aligned and the rest right-aligned.
+// first column left-aligned and the rest right-aligned. The title should
+// fit (fitTitle); narrowing the rows is fitRows' job.
 func grid(title string, rows [][]string) string {
 	widths := columnWidths(rows)
 	total := gridWidth(rows)
@@ -172,11 +186,11 @@ func columnWidths(rows [][]string) []int {
 	return widths
 }
 
-// gridWidth is the width of grid's rules.
+// gridWidth is the width of grid's rows and rules: each cell takes its
+// column's width and two spaces.
 func gridWidth(rows [][]string) int {
-	widths := columnWidths(rows)
-	total := len(widths) - 1
-	for _, w := range widths {
+	total := 0
+	for _, w := range columnWidths(rows) {
 		total += w + 2
 	}
 	return total

@@ -43,7 +43,7 @@ func TestTableGolden(t *testing.T) {
 		},
 		Errors: []metrics.ErrorCount{{Error: record.Error{Code: 500, Type: "InternalServerError", Message: "boom\nagain"}, Count: 3}},
 	}
-	got := Table(rs, "title")
+	got := Table(rs, "title", 0)
 	path := filepath.Join("testdata", "table.txt")
 	if *update {
 		os.WriteFile(path, []byte(got), 0o644)
@@ -69,10 +69,19 @@ func TestServerMetricsLines(t *testing.T) {
 		{Name: "vllm:e2e_request_latency_seconds", Series: []servermetrics.SeriesStats{{Endpoint: "http://a/metrics", Hist: &servermetrics.HistStats{Count: 0}}}},
 		{Name: "not_watched", Series: []servermetrics.SeriesStats{{Gauge: &servermetrics.GaugeStats{Avg: 1}}}},
 	}
-	want := " Server metrics (profiling period):\n" +
-		" vllm:num_requests_running                    avg 7.50  max 8.00  [http://a/metrics]\n" +
-		" vllm:generation_tokens                       total 12800  rate 1398 tokens/s  [http://a/metrics]\n" +
-		" vllm:time_to_first_token_seconds             p50≈50.00  p99≈59.80 ms  (n=200)  [http://a/metrics]\n"
+	want := " Server metrics (profiling period) from http://a/metrics:\n" +
+		" vllm:num_requests_running         avg 7.50  max 8.00\n" +
+		" vllm:generation_tokens            total 12800  rate 1398 tokens/s\n" +
+		" vllm:time_to_first_token_seconds  p50≈50.00  p99≈59.80 ms  (n=200)\n"
+	if got := ServerMetrics(ms); got != want {
+		t.Fatalf("got\n%s\nwant\n%s", got, want)
+	}
+	// Several endpoints: each line names its own.
+	ms[1].Series[0].Endpoint = "http://b/metrics"
+	want = " Server metrics (profiling period):\n" +
+		" vllm:num_requests_running         avg 7.50  max 8.00  [http://a/metrics]\n" +
+		" vllm:generation_tokens            total 12800  rate 1398 tokens/s  [http://b/metrics]\n" +
+		" vllm:time_to_first_token_seconds  p50≈50.00  p99≈59.80 ms  (n=200)  [http://a/metrics]\n"
 	if got := ServerMetrics(ms); got != want {
 		t.Fatalf("got\n%s\nwant\n%s", got, want)
 	}
