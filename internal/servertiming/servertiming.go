@@ -236,42 +236,31 @@ func keyAt(body []byte, q int, key string) bool {
 	return s >= 0 && string(body[s:q+1]) == key
 }
 
-// setMs stores v*scale in dst if v is a usable duration. null leaves dst
-// alone; anything else unusable is counted in t.Rejected.
-func (t *Timings) setMs(dst *float64, v []byte, scale float64) bool {
+// setNumber stores the number v in dst when usable(x) holds for it, and
+// reports whether the server said anything: null (or nothing) leaves dst
+// alone and says nothing; anything else unusable is counted in t.Rejected.
+func (t *Timings) setNumber(v []byte, usable func(float64) bool, store func(float64)) bool {
 	x, st := parseNum(v)
-	switch st {
-	case numAbsent:
+	switch {
+	case st == numAbsent:
 		return false
-	case numBad:
+	case st == numBad || !usable(x):
 		t.Rejected++
-		return true
+	default:
+		store(x)
 	}
-	x *= scale
-	if !validMs(x) {
-		t.Rejected++
-		return true
-	}
-	*dst = x
 	return true
+}
+
+// setMs stores v*scale in dst if v is a usable duration.
+func (t *Timings) setMs(dst *float64, v []byte, scale float64) bool {
+	return t.setNumber(v, func(x float64) bool { return validMs(x * scale) }, func(x float64) { *dst = x * scale })
 }
 
 // setCount stores v in dst if it is a usable token count.
 func (t *Timings) setCount(dst *int, v []byte) bool {
-	x, st := parseNum(v)
-	switch st {
-	case numAbsent:
-		return false
-	case numBad:
-		t.Rejected++
-		return true
-	}
-	if x < 0 || x > maxTokens || x != math.Trunc(x) {
-		t.Rejected++
-		return true
-	}
-	*dst = int(x)
-	return true
+	return t.setNumber(v, func(x float64) bool { return x >= 0 && x <= maxTokens && x == math.Trunc(x) },
+		func(x float64) { *dst = int(x) })
 }
 
 func validMs(x float64) bool {

@@ -64,20 +64,8 @@ func (SGLang) FromBody(body []byte) (Timings, bool) {
 	return t, true
 }
 
-// setTimestamp stores a Unix time in seconds if it is usable.
+// setTimestamp stores a Unix time in seconds if it is usable (1e11 s is
+// the year 5138).
 func (t *Timings) setTimestamp(dst *float64, v []byte) bool {
-	x, st := parseNum(v)
-	switch st {
-	case numAbsent:
-		return false
-	case numBad:
-		t.Rejected++
-		return true
-	}
-	if x <= 0 || x > 1e11 { // 1e11 s is year 5138
-		t.Rejected++
-		return true
-	}
-	*dst = x
-	return true
+	return t.setNumber(v, func(x float64) bool { return x > 0 && x <= 1e11 }, func(x float64) { *dst = x })
 }
