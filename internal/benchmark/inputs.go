@@ -17,6 +17,7 @@ import (
 	"github.com/llmbench/llmbench/internal/endpoint"
 	"github.com/llmbench/llmbench/internal/export"
 	"github.com/llmbench/llmbench/internal/hfhub"
+	"github.com/llmbench/llmbench/internal/servertiming"
 	"github.com/llmbench/llmbench/internal/tokenizer"
 )
 
@@ -295,9 +296,9 @@ func rawStreamMatches(body []byte, streaming bool) error {
 }
 
 // askUsageForTimings reports whether a request asks for its stream's usage
-// chunk for the server's timings: vLLM sends its per-request metrics on
-// that chunk alone (servertiming.VLLM.Ask). stream_options is OpenAI's own
+// chunk for the server's timings (servertiming.AsksForUsage: vLLM sends its
+// per-request metrics on that chunk alone). stream_options is OpenAI's own
 // field, which every compatible server accepts on a stream.
 func askUsageForTimings(p config.Profile) bool {
-	return p.Endpoint.Streaming && p.Endpoint.ServerTimings == config.ServerTimingsAuto
+	return p.Endpoint.ServerTimings == config.ServerTimingsAuto && servertiming.AsksForUsage(p.Endpoint.Streaming)
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/llmbench/llmbench/internal/record"
+	"github.com/llmbench/llmbench/internal/servertiming"
 )
 
 // h1Transport is a lean HTTP/1.1 transport for one server: the request is
@@ -606,7 +607,7 @@ func (t *h1Transport) closeIdle() {
 // keepTimingHeader keeps name: value in h when name is one of the headers
 // that carry a server's timings, and reports whether it was.
 func keepTimingHeader(h http.Header, name, value []byte) bool {
-	for _, k := range timingHeaders {
+	for _, k := range servertiming.HeaderNames() {
 		if asciiEqualFold(name, k) {
 			h[k] = []string{string(value)}
 			return true

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"math"
 	"net/http"
 
 	"github.com/llmbench/llmbench/internal/record"
@@ -37,12 +38,8 @@ func (tr *timingsReader) store(rec *record.Record) {
 	st := &record.ServerTimings{Source: t.Source, Queue: t.QueueMs, Prefill: t.PrefillMs, Decode: t.DecodeMs, Total: t.TotalMs, Rejected: t.Rejected}
 	// A server that gives only prefill + decode together (TGI's
 	// inference time) still gives its whole time with the queue.
-	if st.Total != st.Total && t.InferenceMs == t.InferenceMs && t.QueueMs == t.QueueMs {
+	if math.IsNaN(st.Total) && !math.IsNaN(t.InferenceMs) && !math.IsNaN(t.QueueMs) {
 		st.Total = t.QueueMs + t.InferenceMs
 	}
 	rec.ServerTimings = st
 }
-
-// timingHeaders are the response headers that carry timings (TGI's); the
-// lean transport keeps only the headers it needs, these among them.
-var timingHeaders = []string{"X-Queue-Time", "X-Inference-Time", "X-Total-Time", "X-Validation-Time", "X-Time-Per-Token", "X-Compute-Time", "X-Prompt-Tokens", "X-Generated-Tokens"}

@@ -42,6 +42,9 @@ type Aggregator struct {
 	// the records whose server account did not fit the client's time.
 	breakdown       []breakdownRow
 	timingConflicts int
+	// timingRejected counts the records whose server sent timing values
+	// that cannot be times (left out).
+	timingRejected int
 }
 
 // ICLExactLimit is how many inter-chunk latencies are kept exactly (some
@@ -109,6 +112,9 @@ func (a *Aggregator) Add(r *record.Record, v *Values) {
 	}
 	if v.Good {
 		a.good++
+	}
+	if st := r.ServerTimings; st != nil && st.Rejected > 0 {
+		a.timingRejected++
 	}
 	if conflict {
 		a.timingConflicts++
@@ -266,7 +272,7 @@ func (a *Aggregator) Results() Results {
 	out.Metrics = append(out.Metrics, adjusted...)
 	out.Metrics = append(out.Metrics, a.extra.results(buf)...)
 
-	out.TTFTBreakdown = breakdown(a.breakdown, a.timingConflicts)
+	out.TTFTBreakdown = breakdown(a.breakdown, a.timingConflicts, a.timingRejected)
 
 	for e, n := range a.errorCounts {
 		out.Errors = append(out.Errors, ErrorCount{Error: e, Count: n})

@@ -110,9 +110,13 @@ func breakdownRowOf(v *Values) (breakdownRow, bool) {
 type Breakdown struct {
 	// Records is how many records had every part; Conflicts how many had
 	// a server account longer than the client's own time (left out).
-	Records   int             `json:"records"`
-	Conflicts int             `json:"conflicts"`
-	Bands     []BreakdownBand `json:"bands"`
+	Records   int `json:"records"`
+	Conflicts int `json:"conflicts"`
+	// Rejected is how many records' servers sent timing values that
+	// cannot be times (negative, not numbers, absurdly large): left out,
+	// not guessed.
+	Rejected int             `json:"records_with_rejected_values"`
+	Bands    []BreakdownBand `json:"bands"`
 }
 
 // BreakdownBand is the mean of each part over the records whose time from
@@ -143,11 +147,11 @@ var breakdownBands = []struct {
 }{{"p50", 45, 55}, {"p99", 99, 100}}
 
 // breakdown computes the bands of rows (sorting them).
-func breakdown(rows []breakdownRow, conflicts int) *Breakdown {
-	if len(rows) == 0 && conflicts == 0 {
+func breakdown(rows []breakdownRow, conflicts, rejected int) *Breakdown {
+	if len(rows) == 0 && conflicts == 0 && rejected == 0 {
 		return nil
 	}
-	b := &Breakdown{Records: len(rows), Conflicts: conflicts}
+	b := &Breakdown{Records: len(rows), Conflicts: conflicts, Rejected: rejected}
 	if len(rows) == 0 {
 		return b
 	}

@@ -46,6 +46,9 @@ func TestServerTimes(t *testing.T) {
 			map[ID]float64{ServerTimeToFirstToken: nan, ServerTimingConflict: 1}, false},
 		{"queue unknown", timedRecord(&record.ServerTimings{Queue: nan, Prefill: 35, Decode: 48, Total: nan}, msNs+msNs/5, true),
 			map[ID]float64{ServerPrefillTime: 35, ServerTimeToFirstToken: nan, RequestSendTime: nan, TTFTDelivery: nan, ServerTimingConflict: 0}, true},
+		// Every value unusable: nothing to count, and the record says so.
+		{"values rejected", timedRecord(&record.ServerTimings{Queue: nan, Prefill: nan, Decode: nan, Total: nan, Rejected: 3}, msNs+msNs/5, true),
+			map[ID]float64{ServerQueueTime: nan, ServerTimeToFirstToken: nan, RequestSendTime: nan, ServerTimingConflict: 0}, false},
 		{"no server timings", timedRecord(nil, msNs+msNs/5, true),
 			map[ID]float64{ServerQueueTime: nan, ServerTimingConflict: nan, RequestSendTime: nan}, false},
 	}
@@ -69,6 +72,13 @@ func TestServerTimes(t *testing.T) {
 			if _, ok := res.Get("server_timing_conflict"); ok != (tt.rec.ServerTimings != nil) {
 				t.Errorf("server_timing_conflict in the statistics: %v", ok)
 			}
+			wantRejected := 0
+			if tt.rec.ServerTimings != nil {
+				wantRejected = min(tt.rec.ServerTimings.Rejected, 1)
+			}
+			if bd := res.TTFTBreakdown; (bd != nil && bd.Rejected != wantRejected) || (bd == nil && wantRejected > 0) {
+				t.Errorf("breakdown %+v: want %d records with rejected values", bd, wantRejected)
+			}
 		})
 	}
 }
@@ -80,7 +90,7 @@ func TestBreakdownBands(t *testing.T) {
 	for i := 100; i >= 1; i-- {
 		rows = append(rows, breakdownRow{total: float64(i), parts: [5]float32{0, 0, float32(i - 1), 0.5, 0.5}})
 	}
-	b := breakdown(rows, 3)
+	b := breakdown(rows, 3, 0)
 	if b.Records != 100 || b.Conflicts != 3 || len(b.Bands) != 2 {
 		t.Fatalf("breakdown %+v", b)
 	}
@@ -103,7 +113,7 @@ func TestBreakdownBands(t *testing.T) {
 			t.Errorf("band %s shares sum to %v", band.Band, sum)
 		}
 	}
-	if breakdown(nil, 0) != nil {
+	if breakdown(nil, 0, 0) != nil {
 		t.Error("a breakdown without records")
 	}
 }

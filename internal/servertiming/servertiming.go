@@ -123,6 +123,19 @@ type Format interface {
 	FromBody(body []byte) (t Timings, ok bool)
 }
 
+// AsksForUsage reports whether a request (a stream, or not) must ask for
+// its usage (OpenAI's stream_options.include_usage) for some format's
+// timings to come: vLLM streams its metrics on the usage chunk alone. It is
+// the only thing any format asks of a request (TestAskOnlyUsage).
+func AsksForUsage(stream bool) bool {
+	for _, f := range Formats() {
+		if so, ok := f.Ask(stream).Body["stream_options"].(map[string]any); ok && so["include_usage"] == true {
+			return true
+		}
+	}
+	return false
+}
+
 // Formats returns every supported format.
 func Formats() []Format {
 	return []Format{VLLM{}, LlamaCpp{}, SGLang{}, TGI{}, NIM{}}

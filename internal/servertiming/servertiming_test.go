@@ -502,3 +502,27 @@ func BenchmarkReadVLLMLongAnswer(b *testing.B) {
 		}
 	}
 }
+
+// TestAskOnlyUsage: the only thing a format may ask of a request is a
+// stream's usage chunk, which is all llmbench sends for timings
+// (AsksForUsage); a format that asks for more must have it wired into the
+// request first.
+func TestAskOnlyUsage(t *testing.T) {
+	for _, f := range Formats() {
+		for _, stream := range []bool{false, true} {
+			a := f.Ask(stream)
+			if len(a.Header) > 0 {
+				t.Errorf("%s (stream %v) asks for headers %v", f.Name(), stream, a.Header)
+			}
+			for k, v := range a.Body {
+				so, ok := v.(map[string]any)
+				if k != "stream_options" || !ok || len(so) != 1 || so["include_usage"] != true || !stream {
+					t.Errorf("%s (stream %v) asks for %s: %v", f.Name(), stream, k, v)
+				}
+			}
+		}
+	}
+	if !AsksForUsage(true) || AsksForUsage(false) {
+		t.Errorf("AsksForUsage: stream %v, whole %v; want true, false (vLLM)", AsksForUsage(true), AsksForUsage(false))
+	}
+}

@@ -22,6 +22,13 @@ const (
 	hdrGenerated = "X-Generated-Tokens"
 )
 
+// headerNames are the headers TGI carries its timings in.
+var headerNames = [...]string{hdrQueue, hdrInference, hdrTotal, hdrPrompt, hdrGenerated}
+
+// HeaderNames are the response headers that carry a server's timings, for
+// a transport that keeps only the headers it needs. Read-only.
+func HeaderNames() []string { return headerNames[:] }
+
 // hasTGIHeaders is Read's cheap gate: TGI sets all its timing headers
 // together.
 func hasTGIHeaders(h http.Header) bool {

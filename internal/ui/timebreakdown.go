@@ -51,6 +51,9 @@ func TimeBreakdown(bd *metrics.Breakdown, width int) string {
 			fmt.Fprintf(&b, " %s: mostly %s\n", bandName(band), breakdownLabels[band.Dominant])
 		}
 	}
+	if bd.Rejected > 0 {
+		fmt.Fprintf(&b, "WARNING  %d requests' servers sent timing values that cannot be times (negative, not numbers, absurdly large); those values are left out.\n", bd.Rejected)
+	}
 	if bd.Conflicts > 0 {
 		fmt.Fprintf(&b, "WARNING  %d requests had a server time longer than the client's own (an impossible order: a clock or attribution error); their server timings are left out of every statistic.\n", bd.Conflicts)
 	}
