@@ -30,6 +30,52 @@ type Summary struct {
 	ConfidenceLevel float64
 	CooldownSeconds float64
 	Stats           []Stat
+
+	// Sweep cells only (left out of the files when empty, so a plain
+	// multi-run aggregate is unchanged): the cell's label, its values by
+	// dotted path, the sweep's order ("repeated" or "independent") and
+	// the model.
+	VariationLabel  string
+	VariationValues VariationValues
+	SweepMode       string
+	Model           string
+}
+
+// VariationValue is one swept parameter of a sweep cell.
+type VariationValue struct {
+	Path  string
+	Value any // marshalled as JSON and printed with fmt for the CSV
+}
+
+// VariationValues are a cell's swept values, written as a JSON object in
+// their order.
+type VariationValues []VariationValue
+
+// MarshalJSON writes the values as an object keyed by path, in order.
+func (vs VariationValues) MarshalJSON() ([]byte, error) {
+	b := []byte{'{'}
+	for i, v := range vs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendQuote(b, v.Path)
+		raw, err := json.Marshal(v.Value)
+		if err != nil {
+			return nil, fmt.Errorf("encode %s: %w", v.Path, err)
+		}
+		b = append(append(b, ':'), raw...)
+	}
+	return append(b, '}'), nil
+}
+
+// python prints the values as Python prints a dict:
+// {'phases.profiling.concurrency': 10}.
+func (vs VariationValues) python() string {
+	parts := make([]string, len(vs))
+	for i, v := range vs {
+		parts[i] = "'" + v.Path + "': " + fmt.Sprint(v.Value)
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
 }
 
 // finite returns v, or nil for NaN and ±Inf, which AIPerf's exports leave
@@ -72,7 +118,13 @@ func AggregateJSON(s Summary) ([]byte, error) {
 		CooldownSeconds   float64     `json:"cooldown_seconds"`
 		RunLabels         []string    `json:"run_labels"`
 		SingleRun         bool        `json:"single_run,omitempty"`
-	}{"confidence", s.NumRuns, len(s.RunLabels), failed, s.ConfidenceLevel, s.CooldownSeconds, s.RunLabels, len(s.RunLabels) == 1}
+		// AIPerf adds these to a sweep cell's metadata after the rest.
+		VariationLabel  string          `json:"variation_label,omitempty"`
+		VariationValues VariationValues `json:"variation_values,omitempty"`
+		SweepMode       string          `json:"sweep_mode,omitempty"`
+		Model           string          `json:"model,omitempty"`
+	}{"confidence", s.NumRuns, len(s.RunLabels), failed, s.ConfidenceLevel, s.CooldownSeconds, s.RunLabels, len(s.RunLabels) == 1,
+		s.VariationLabel, s.VariationValues, s.SweepMode, s.Model}
 	var b bytes.Buffer
 	b.WriteString("{\n  \"schema_version\": " + strconv.Quote(AggregateSchemaVersion) + ",\n  \"aiperf_version\": " + strconv.Quote(s.Version) + ",\n  \"metadata\": ")
 	raw, err := json.MarshalIndent(meta, "  ", "  ")
@@ -138,7 +190,7 @@ func AggregateCSV(s Summary) []byte {
 	for i, f := range s.FailedRuns {
 		failed[i] = f.Label + ": " + f.Error
 	}
-	for _, row := range [][2]string{
+	rows := [][2]string{
 		{"Aggregation Type", "confidence"},
 		{"Total Runs", strconv.Itoa(s.NumRuns)},
 		{"Successful Runs", strconv.Itoa(len(s.RunLabels))},
@@ -146,7 +198,19 @@ func AggregateCSV(s Summary) []byte {
 		{"Confidence Level", strconv.FormatFloat(s.ConfidenceLevel, 'g', -1, 64)},
 		{"Cooldown Seconds", strconv.FormatFloat(s.CooldownSeconds, 'g', -1, 64)},
 		{"Run Labels", "[" + strings.Join(labels, ", ") + "]"},
+	}
+	// A sweep cell's metadata rows, titled from their keys as AIPerf does.
+	for _, row := range [][2]string{
+		{"Variation Label", s.VariationLabel},
+		{"Variation Values", s.VariationValues.python()},
+		{"Sweep Mode", s.SweepMode},
+		{"Model", s.Model},
 	} {
+		if row[1] != "" && row[1] != "{}" {
+			rows = append(rows, row)
+		}
+	}
+	for _, row := range rows {
 		b.WriteString(export.CSVField(row[0]) + "," + export.CSVField(row[1]) + "\n")
 	}
 	return b.Bytes()
