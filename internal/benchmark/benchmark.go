@@ -52,6 +52,15 @@ type Options struct {
 	// Redactor removes the run's secrets from error messages that servers
 	// echo back before they are recorded; nil for none.
 	Redactor *config.Redactor
+	// Shared, when set, is what this run reuses from the runs before it
+	// and leaves to the runs after it (a sweep's cells, a search's
+	// probes); nil: the run makes and closes its own.
+	Shared *Shared
+	// Samples names metrics whose per-request values of the profiling
+	// phase Result.Samples keeps, for decisions on pooled samples (a
+	// search's SLA verdicts). request_error_rate keeps 100 per failed
+	// request and 0 per success; good_request_fraction 1 or 0 per success.
+	Samples []string
 }
 
 // Result is what a finished run produced.
@@ -70,6 +79,8 @@ type Result struct {
 	// seen; ShowGPUTables says whether the per-GPU tables were asked for.
 	GPUTelemetry  *gputelemetry.Report
 	ShowGPUTables bool
+	// Samples are the per-request values of Options.Samples, by tag.
+	Samples map[string][]float64
 }
 
 // clientLoadInterval is how often the client's own CPU use and timer
@@ -86,7 +97,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 
 	// Prepare: the tokenizer, every request body, the server, the output
 	// files, the baseline scrape (the reference for deltas), the client.
-	tok, corpus, err := loadText(ctx, p, opts.Log)
+	tok, corpus, err := opts.Shared.loadText(ctx, p, opts.Log)
 	if err != nil {
 		return nil, inputError(ctx, err)
 	}
@@ -102,7 +113,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if mock.Language == nil {
 		mock.Language = corpus // the built-in server speaks the client's tokenizer
 	}
-	targets, gpuURLs, stopTargets, err := startTargets(p, mock, opts.Log)
+	targets, gpuURLs, stopTargets, err := opts.Shared.startTargets(p, mock, opts.Log)
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +121,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if err := waitForModel(ctx, p, targets, in, opts.Log); err != nil {
 		return nil, err
 	}
-	dir, names, clock := p.Output.ArtifactDir, export.ProfileFiles(p.Output.ExportPrefix), record.NewClock()
+	dir, names, clock := p.Output.ArtifactDir, export.ProfileFiles(p.Output.ExportPrefix), opts.Shared.runClock()
 	records, err := export.NewRecordWriter(dir, names.Records, clock)
 	if err != nil {
 		return nil, err
@@ -120,14 +131,14 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		_ = records.Close()
 		return nil, err
 	}
-	cl := newClients(p, targets, in.kind, clock)
-	defer cl.Close()
+	cl, closeClients := opts.Shared.newClients(p, targets, in.kind, clock)
+	defer closeClients()
 
 	// Drive the load; every finished request goes to the collector.
 	var counters ui.Counters
 	stopProgress := startProgress(opts, &counters, in.expected+p.Loadgen.WarmupRequestCount, p.Loadgen.BenchmarkDuration)
 	win := &window{clock: clock}
-	col := startCollector(records, tok, clock, p, opts.Redactor, win)
+	col := startCollector(records, tok, clock, p, opts.Redactor, win, opts.Samples)
 	stopWatch := watchInterrupt(ctx, func() {
 		// Everything finished so far goes to disk now, whatever comes next.
 		_ = records.Flush()
@@ -179,7 +190,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		InputConfig: p.Redacted(), ClientLoad: &clientLoad, Telemetry: telemetry, Verdict: &runVerdict,
 		RunInfo: export.RunInfo{BenchmarkID: benchmarkID, RandomSeed: p.Input.RandomSeed, Trial: opts.Trial, RunLabel: opts.RunLabel, CLICommand: p.CLICommand},
 	}
-	res := &Result{Summary: summary, ArtifactDir: dir, ServerURLs: bases(targets), Files: []string{names.Records}, ProfileJSON: names.ProfileJSON, GPUTelemetry: telemetry}
+	res := &Result{Summary: summary, ArtifactDir: dir, ServerURLs: bases(targets), Files: []string{names.Records}, ProfileJSON: names.ProfileJSON, GPUTelemetry: telemetry, Samples: col.samples.kept()}
 	if gpu != nil {
 		res.Files, res.ShowGPUTables = append(res.Files, gpu.files()...), gpu.show
 	}

@@ -29,14 +29,19 @@ type collector struct {
 	// verdict keeps what the run verdict needs beyond the aggregates.
 	verdict *verdictSamples
 	invalid invalidTally
+	// samples keeps the per-request values Options.Samples asks for.
+	samples *sampleKeeper
 	// win is the profiling window the time-weighted metrics span.
 	win      *window
 	writeErr error
 }
 
-func startCollector(records *export.RecordWriter, tok tokenizer.Tokenizer, clock record.Clock, p config.Profile, red *config.Redactor, win *window) *collector {
+func startCollector(records *export.RecordWriter, tok tokenizer.Tokenizer, clock record.Clock, p config.Profile, red *config.Redactor, win *window, samples []string) *collector {
 	goodput := len(p.SLOs) > 0
 	c := &collector{done: make(chan *record.Record, 4096), records: records, agg: metrics.NewAggregator(goodput), verdict: newVerdictSamples(p.Endpoint.Streaming)}
+	if len(samples) > 0 {
+		c.samples = newSampleKeeper(samples)
+	}
 	c.win = win
 	if width := int64(p.ServerMetrics.SliceSeconds * 1e9); width > 0 {
 		c.slices = &timeslices{origin: &win.profilingStart, width: width, goodput: goodput}
@@ -70,6 +75,7 @@ func (c *collector) keep(r *record.Record, v *metrics.Values) {
 	if r.Phase == record.PhaseProfiling {
 		c.agg.Add(r, v)
 		c.verdict.add(r, v)
+		c.samples.add(r, v)
 		if c.slices != nil {
 			c.slices.add(r, v)
 		}

@@ -2,7 +2,6 @@ package multirun
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"github.com/llmbench/llmbench/internal/benchmark"
 	"github.com/llmbench/llmbench/internal/export"
 	"github.com/llmbench/llmbench/internal/metrics"
+	"github.com/llmbench/llmbench/internal/trial"
 )
 
 // Options configure a multi-run profile.
@@ -55,6 +55,13 @@ func Run(ctx context.Context, opts Options) (*Outcome, error) {
 	}
 	out := &Outcome{Summary: Summary{Version: opts.Run.Version, NumRuns: mr.NumRuns, ConfidenceLevel: mr.ConfidenceLevel, CooldownSeconds: mr.Cooldown.Seconds()}}
 	var results []metrics.Results
+	shared := opts.Run.Shared
+	if shared == nil {
+		// The runs reuse the tokenizer, the built-in server and the
+		// connections, as a sweep's cells do.
+		shared = benchmark.NewShared()
+		defer shared.Close()
+	}
 	for i := range mr.NumRuns {
 		if i > 0 && mr.Cooldown > 0 {
 			sleep(ctx, mr.Cooldown)
@@ -65,33 +72,26 @@ func Run(ctx context.Context, opts Options) (*Outcome, error) {
 		}
 		label := RunLabel(i)
 		ro := opts.Run
-		ro.Profile = base
-		ro.Profile.Output.ArtifactDir = filepath.Join(base.Output.ArtifactDir, label)
+		ro.Profile, ro.Shared = base, shared
 		if i > 0 && mr.DisableWarmupAfterFirst {
 			ro.Profile.Loadgen.WarmupRequestCount = 0
 		}
-		ro.Trial, ro.RunLabel = i, label
-		res, err := benchmark.Run(ctx, ro)
-		if input := (*benchmark.InputError)(nil); errors.As(err, &input) {
+		o, err := trial.Run(ctx, trial.Spec{Options: ro, Dir: filepath.Join(base.Output.ArtifactDir, label), Label: label, Index: i})
+		if err != nil {
 			return out, err // every run would refuse the same input
 		}
-		if err == nil && res.Summary.WasCancelled {
-			err = errors.New("interrupted")
-			out.Cancelled = true
-		}
-		if err == nil && res.Summary.Results.RequestCount == 0 {
-			err = fmt.Errorf("every request failed (%d errors)", res.Summary.Results.ErrorCount)
-		}
+		out.Cancelled = out.Cancelled || o.Cancelled && o.Err != nil
 		if opts.OnRun != nil {
-			opts.OnRun(label, res, err)
+			opts.OnRun(label, o.Result, o.Err)
 		}
-		if err != nil {
-			out.Summary.FailedRuns = append(out.Summary.FailedRuns, FailedRun{Label: label, Error: err.Error()})
+		if o.Err != nil {
+			out.Summary.FailedRuns = append(out.Summary.FailedRuns, FailedRun{Label: label, Error: o.Err.Error()})
 			if out.Cancelled {
 				break
 			}
 			continue
 		}
+		res := o.Result
 		out.Runs = append(out.Runs, res)
 		out.Summary.RunLabels = append(out.Summary.RunLabels, label)
 		results = append(results, res.Summary.Results)
@@ -120,11 +120,4 @@ func Run(ctx context.Context, opts Options) (*Outcome, error) {
 	return out, nil
 }
 
-func sleepCtx(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
-}
+func sleepCtx(ctx context.Context, d time.Duration) { trial.Sleep(ctx, d) }
