@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/llmbench/llmbench/internal/benchmark"
+	"github.com/llmbench/llmbench/internal/capacity"
 	"github.com/llmbench/llmbench/internal/config"
 	"github.com/llmbench/llmbench/internal/dataset"
 	"github.com/llmbench/llmbench/internal/export"
@@ -195,35 +196,20 @@ func dashed(name string) string {
 
 func profile(args []string, stdout, stderr io.Writer) int {
 	const cmd = "llmbench profile"
-	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
-	fs.SetOutput(io.Discard) // errors get one line of our own, not a usage dump
-	fs.Usage = func() {}
-	p := config.Default()
-	flags := config.BindFlags(fs, &p)
-	mock := mockserver.DefaultConfig()
-	mock.BindFlags(fs, "mock-")
-	if helpAll(args[2:]) {
-		flags.WriteHelp(stdout, cmd, true)
+	if helpAll(args[2:]) || wantsHelp(args[2:]) {
+		fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+		p := config.Default()
+		flags := config.BindFlags(fs, &p)
+		mock := mockserver.DefaultConfig()
+		mock.BindFlags(fs, "mock-")
+		flags.WriteHelp(stdout, cmd, helpAll(args[2:]))
 		return exitOK
 	}
-	if err := fs.Parse(config.ExpandListArgs(args[2:], config.ListFlags)); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			flags.WriteHelp(stdout, cmd, false)
-			return exitOK
-		}
-		return usageError(stderr, cmd, err)
+	p, mock, err := parseProfile(args, nil)
+	if err == nil {
+		err = p.CheckSLAUse()
 	}
-	if fs.NArg() > 0 {
-		return usageError(stderr, cmd, fmt.Errorf("unexpected argument %q (every value belongs to a flag)", fs.Arg(0)))
-	}
-	if err := p.ApplyEnv(os.LookupEnv); err != nil {
-		return usageError(stderr, cmd, err)
-	}
-	if name := firstMockFlag(fs); name != "" && !p.Endpoint.Mock {
-		return usageError(stderr, cmd, fmt.Errorf("--%s configures the built-in simulated server: add --mock to benchmark it", name))
-	}
-	p.CLICommand = config.CommandLine(config.RedactArgs(append([]string{"llmbench"}, args[1:]...)))
-	if err := p.Finish(); err != nil {
+	if err != nil {
 		return usageError(stderr, cmd, err)
 	}
 	if err := p.CheckMachine(config.ReadMachine()); err != nil {
@@ -255,6 +241,9 @@ func profile(args []string, stdout, stderr io.Writer) int {
 		Profile: p, Mock: mock, Version: version, Progress: progress, Terminal: isTerminal(stderr), Log: stderr,
 		Abort: abort, Redactor: red,
 	}
+	if p.Swept() || p.Search.Recipe != "" {
+		return profileCapacity(ctx, args, runOpts, stdout, stderr, width)
+	}
 	if p.MultiRun.NumRuns > 1 {
 		return profileRuns(ctx, runOpts, stdout, stderr)
 	}
@@ -267,6 +256,53 @@ func profile(args []string, stdout, stderr io.Writer) int {
 		code = verdictExit(stderr, p.Output.FailOnVerdict, "the run", *res.Summary.Verdict)
 	}
 	return code
+}
+
+// parseProfile reads the profile command line (args[2:]) into a finished
+// profile and the built-in server's configuration. overrides are flag
+// values set after the command line's, as the command line would set them:
+// a sweep's cell or a search's probe is its command line with them.
+func parseProfile(args []string, overrides [][2]string) (config.Profile, mockserver.Config, error) {
+	fs := flag.NewFlagSet("llmbench profile", flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // errors get one line of our own, not a usage dump
+	fs.Usage = func() {}
+	p := config.Default()
+	flags := config.BindFlags(fs, &p)
+	mock := mockserver.DefaultConfig()
+	mock.BindFlags(fs, "mock-")
+	if err := fs.Parse(config.ExpandListArgs(args[2:], config.ListFlags)); err != nil {
+		return p, mock, err
+	}
+	if fs.NArg() > 0 {
+		return p, mock, fmt.Errorf("unexpected argument %q (every value belongs to a flag)", fs.Arg(0))
+	}
+	for _, o := range overrides {
+		if err := flags.Set(o[0], o[1]); err != nil {
+			return p, mock, fmt.Errorf("--%s %s: %w", o[0], o[1], err)
+		}
+	}
+	if err := p.ApplyEnv(os.LookupEnv); err != nil {
+		return p, mock, err
+	}
+	if name := firstMockFlag(fs); name != "" && !p.Endpoint.Mock {
+		return p, mock, fmt.Errorf("--%s configures the built-in simulated server: add --mock to benchmark it", name)
+	}
+	p.CLICommand = config.CommandLine(config.RedactArgs(append([]string{"llmbench"}, args[1:]...)))
+	return p, mock, p.Finish()
+}
+
+// wantsHelp reports whether the command line asks for -h or --help
+// (before any "--").
+func wantsHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-h", "--help", "-help":
+			return true
+		}
+	}
+	return false
 }
 
 // verdictExit is exitVerdict, with one line saying why, when the verdict
@@ -324,6 +360,66 @@ func profileRuns(ctx context.Context, opts benchmark.Options, stdout, stderr io.
 	case err != nil:
 		fmt.Fprintf(stderr, "llmbench profile: %v\n", err)
 		if input := (*benchmark.InputError)(nil); errors.As(err, &input) {
+			return exitUsage
+		}
+		return exitFailed
+	}
+	if worst != nil {
+		return verdictExit(stderr, opts.Profile.Output.FailOnVerdict, worstLabel, *worst)
+	}
+	return exitOK
+}
+
+// profileCapacity runs a sweep (comma lists) or a search recipe: every
+// cell's outcome as it ends, the table of finished cells, the answer, and
+// where the aggregates are.
+func profileCapacity(ctx context.Context, args []string, opts benchmark.Options, stdout, stderr io.Writer, width int) int {
+	quiet := opts.Profile.Output.UIType == "none"
+	var worst *verdict.Verdict
+	worstLabel := ""
+	out, err := capacity.Run(ctx, capacity.Options{
+		Run: opts, Out: stdout, Log: stderr, Width: width,
+		Table: !quiet && !opts.Profile.Sweep.NoTable && width > 0, // a terminal: ui.Width is 0 for a file or a pipe
+		Build: func(overrides [][2]string) (config.Profile, error) {
+			p, _, err := parseProfile(args, overrides)
+			return p, err
+		},
+		OnRun: func(label string, res *benchmark.Result, err error) {
+			if res != nil && res.Summary.Verdict != nil && (worst == nil || res.Summary.Verdict.Level > worst.Level) {
+				worst, worstLabel = res.Summary.Verdict, label
+			}
+			switch {
+			case err != nil:
+				fmt.Fprintf(stderr, "llmbench profile: %s failed: %v\n", label, err)
+			case !quiet:
+				rs := res.Summary.Results
+				fmt.Fprintf(stdout, "%s: %d requests, %d errors; artifacts in %s\n", label, rs.RequestCount, rs.ErrorCount, res.ArtifactDir)
+			}
+		},
+	})
+	if out != nil && !quiet {
+		if out.Answer != "" {
+			fmt.Fprint(stdout, "\n"+out.Answer)
+		}
+		if len(out.Files) > 0 || out.CellAggregates > 0 {
+			fmt.Fprintln(stdout, "\nAggregates:")
+			for _, f := range out.Files {
+				fmt.Fprintf(stdout, "  %s\n", f)
+			}
+			if n := out.CellAggregates; n > 0 {
+				fmt.Fprintf(stdout, "  and %d per-cell confidence aggregates (profile_export_aiperf_aggregate.json, .csv), e.g. in %s\n", n, out.CellAggregateDirs[0])
+			}
+		}
+	}
+	switch {
+	case out != nil && out.Cancelled:
+		fmt.Fprintln(stderr, "llmbench profile: interrupted; the aggregates cover the runs completed before it")
+		return exitCancelled
+	case err != nil:
+		fmt.Fprintf(stderr, "llmbench profile: %v\n", err)
+		var input *benchmark.InputError
+		var usage *capacity.UsageError
+		if errors.As(err, &input) || errors.As(err, &usage) {
 			return exitUsage
 		}
 		return exitFailed

@@ -69,6 +69,10 @@ type Profile struct {
 	ServerMetrics ServerMetrics `json:"server_metrics"`
 	GPUTelemetry  GPUTelemetry  `json:"gpu_telemetry"`
 	MultiRun      MultiRun      `json:"multi_run"`
+	// Sweep and Search make one command line many runs; each run's
+	// input_config is its own cell's profile, so they are not exported.
+	Sweep  Sweep  `json:"-"`
+	Search Search `json:"-"`
 	// Goodput is --goodput as given ("time_to_first_token:200 …");
 	// SLOs its parsed objectives.
 	Goodput string        `json:"goodput,omitempty"`
@@ -360,6 +364,11 @@ func Default() Profile {
 			ReachabilityTimeout: 10 * time.Second,
 		},
 		GPUTelemetry: defaultGPUTelemetry(),
+		Sweep:        Sweep{Type: SweepGrid, Mode: SweepRepeated},
+		Search: Search{
+			SLOAttainment: 0.95, DegradationThreshold: 0.20, DegradationMetric: "request_latency", DegradationStat: "p99",
+			WarmupSeconds: 2, MaxTrialsPerProbe: 3,
+		},
 	}
 }
 
@@ -603,6 +612,9 @@ func (p *Profile) Finish() error {
 		return errors.New("--slice-duration cannot be negative")
 	}
 	if err := p.GPUTelemetry.finish(); err != nil {
+		return err
+	}
+	if err := p.finishSweep(); err != nil {
 		return err
 	}
 	for i, u := range sm.URLs {

@@ -26,6 +26,7 @@ type Flags struct {
 func BindFlags(fs *flag.FlagSet, p *Profile) *Flags {
 	f := &Flags{fs: fs, p: p}
 	p.set = map[string]bool{}
+	p.Sweep.Lists = map[string][]string{}
 	e, in, l := &p.Endpoint, &p.Input, &p.Loadgen
 
 	f.section("Endpoint")
@@ -71,9 +72,9 @@ func BindFlags(fs *flag.FlagSet, p *Profile) *Flags {
 	f.vars((*stringValue)(&p.Goodput), "Service-level objectives for goodput: space-separated metric_tag:value in display units, e.g. 'time_to_first_token:200 inter_token_latency:10'; a request is good when every one holds.", "goodput")
 
 	f.section("Conversation Input")
-	f.vars((*intValue)(&in.NumDatasetEntries), "Number of distinct synthetic prompts; requests cycle through them.", "num-dataset-entries", "num-prompts", "conversation-num", "num-conversations", "num-sessions")
+	f.sweepVars((*intValue)(&in.NumDatasetEntries), "Number of distinct synthetic prompts; requests cycle through them.", "num-dataset-entries", "num-prompts", "conversation-num", "num-conversations", "num-sessions")
 	cv := &in.Conversation
-	f.vars((*floatValue)(&cv.TurnMean), "Mean number of turns of a synthetic conversation.", "conversation-turn-mean", "session-turns-mean")
+	f.sweepVars((*floatValue)(&cv.TurnMean), "Mean number of turns of a synthetic conversation.", "conversation-turn-mean", "session-turns-mean")
 	f.vars((*floatValue)(&cv.TurnStddev), "Standard deviation of the number of turns.", "conversation-turn-stddev", "session-turns-stddev")
 	f.vars((*floatValue)(&cv.DelayMean), "Mean delay before each later turn, ms (the user's think time).", "conversation-turn-delay-mean", "session-turn-delay-mean")
 	f.vars((*floatValue)(&cv.DelayStddev), "Standard deviation of the turn delay, ms.", "conversation-turn-delay-stddev", "session-turn-delay-stddev")
@@ -85,22 +86,22 @@ func BindFlags(fs *flag.FlagSet, p *Profile) *Flags {
 	f.vars((*intValue)(&in.SharedSystemPrompt), "Tokens of a system prompt every conversation shares.", "shared-system-prompt-length")
 
 	f.section("Input Sequence Length (ISL)")
-	f.vars((*floatValue)(&in.Prompt.InputTokens.Mean), "Mean synthetic prompt length in tokens.", "synthetic-input-tokens-mean", "prompt-input-tokens-mean", "isl")
-	f.vars((*floatValue)(&in.Prompt.InputTokens.Stddev), "Standard deviation of the synthetic prompt length.", "synthetic-input-tokens-stddev", "prompt-input-tokens-stddev", "isl-stddev")
+	f.sweepVars((*floatValue)(&in.Prompt.InputTokens.Mean), "Mean synthetic prompt length in tokens.", "synthetic-input-tokens-mean", "prompt-input-tokens-mean", "isl")
+	f.sweepVars((*floatValue)(&in.Prompt.InputTokens.Stddev), "Standard deviation of the synthetic prompt length.", "synthetic-input-tokens-stddev", "prompt-input-tokens-stddev", "isl-stddev")
 	f.vars((*intValue)(&in.Prompt.BlockSize), "Tokens per trace hash block (the hash_ids of mooncake_trace and bailian_trace).", "prompt-input-tokens-block-size", "synthetic-input-tokens-block-size", "isl-block-size")
 
 	f.section("Output Sequence Length (OSL)")
-	f.vars((*floatValue)(&in.Prompt.OutputTokens.Mean), "Mean output length in tokens, sent as max_completion_tokens (chat) or max_tokens (0: not sent).", "output-tokens-mean", "prompt-output-tokens-mean", "osl")
-	f.vars((*floatValue)(&in.Prompt.OutputTokens.Stddev), "Standard deviation of the output length.", "output-tokens-stddev", "prompt-output-tokens-stddev", "osl-stddev")
+	f.sweepVars((*floatValue)(&in.Prompt.OutputTokens.Mean), "Mean output length in tokens, sent as max_completion_tokens (chat) or max_tokens (0: not sent).", "output-tokens-mean", "prompt-output-tokens-mean", "osl")
+	f.sweepVars((*floatValue)(&in.Prompt.OutputTokens.Stddev), "Standard deviation of the output length.", "output-tokens-stddev", "prompt-output-tokens-stddev", "osl-stddev")
 
 	f.section("Load Generator")
-	f.vars((*secondsValue)(&l.BenchmarkDuration), "Measure for this many seconds instead of a request count.", "benchmark-duration")
+	f.sweepVars((*secondsValue)(&l.BenchmarkDuration), "Measure for this many seconds instead of a request count.", "benchmark-duration")
 	f.vars((*secondsValue)(&l.GracePeriod), "Seconds to wait for in-flight responses after --benchmark-duration.", "benchmark-grace-period")
-	f.vars((*intValue)(&l.Concurrency), "Requests kept in flight (with --request-rate: the most in flight).", "concurrency")
-	f.vars((*floatValue)(&l.RequestRate), "Requests per second to send.", "request-rate")
+	f.sweepVars((*intValue)(&l.Concurrency), "Requests kept in flight (with --request-rate: the most in flight).", "concurrency")
+	f.sweepVars((*floatValue)(&l.RequestRate), "Requests per second to send.", "request-rate")
 	f.vars((*stringValue)(&l.RequestRateMode), "Arrival process with --request-rate: constant, poisson or gamma.", "arrival-pattern", "request-rate-mode")
 	f.vars((*floatValue)(&l.ArrivalSmoothness), "Shape of gamma arrivals: 1 is Poisson, larger more regular, smaller burstier.", "arrival-smoothness", "vllm-burstiness")
-	f.vars((*intValue)(&l.RequestCount), "Number of requests to measure.", "request-count", "num-requests")
+	f.sweepVars((*intValue)(&l.RequestCount), "Number of requests to measure.", "request-count", "num-requests")
 	f.vars((*secondsValue)(&l.ConcurrencyRamp), "Seconds to ramp the concurrency from 1 to --concurrency.", "concurrency-ramp-duration")
 	f.vars((*secondsValue)(&l.RateRamp), "Seconds to ramp the request rate up to --request-rate.", "request-rate-ramp-duration")
 
@@ -143,6 +144,7 @@ func BindFlags(fs *flag.FlagSet, p *Profile) *Flags {
 	f.vars((*floatValue)(&mr.ConfidenceLevel), "Confidence level of the intervals across runs.", "confidence-level")
 	f.bools(&mr.DisableWarmupAfterFirst, "Run the warm-up only before the first profile run.", "profile-run-disable-warmup-after-first")
 	f.bools(&mr.ConsistentSeed, "Give every profile run the same random seed, so each sends the same workload.", "set-consistent-seed")
+	f.bindSweepFlags()
 	return f
 }
 
@@ -267,6 +269,12 @@ func (f *Flags) vars(v flag.Value, usage string, names ...string) {
 	for _, alias := range names[1:] {
 		f.fs.Var(v, alias, "alias of --"+names[0])
 	}
+}
+
+// sweepVars registers a flag that also takes a comma list, which makes
+// the profile a sweep over its values (config.Sweep).
+func (f *Flags) sweepVars(v flag.Value, usage string, names ...string) {
+	f.vars(sweepable{Value: v, name: names[0], lists: f.p.Sweep.Lists}, usage+" A comma list (1,4,16) sweeps it (see Parameter Sweep).", names...)
 }
 
 // trackedValue records that its flag was given.

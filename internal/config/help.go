@@ -42,6 +42,17 @@ var trueDefaults = map[string]string{
 	"tokenizer":                      "the model name; builtin with --mock or a placeholder model name (mock-model, test-model, fake-model)",
 	"fixed-schedule":                 "on when every conversation of --input-file has a timestamp",
 	"prompt-input-tokens-block-size": "512; 16 with --custom-dataset-type bailian_trace",
+	"search-style":                   "confident",
+	"search-max-iterations":          "20 (confident, monotonic), 30 (smooth_isotonic)",
+	"concurrency-min":                "1",
+	"concurrency-max":                "1000; 200 for decode-itl-curve",
+	"concurrency-steps":              "8; 6 for decode-itl-curve",
+	"isl-min":                        "256",
+	"isl-max":                        "32768",
+	"isl-steps":                      "8",
+	"osl-min":                        "64",
+	"osl-max":                        "1024",
+	"osl-steps":                      "4",
 }
 
 // metavars name the value a flag takes; the rest are named by their type.
@@ -57,7 +68,10 @@ var metavars = map[string]string{
 	"artifact-dir": "DIR", "profile-export-prefix": "PREFIX", "fail-on-verdict": "{suspect,invalid}",
 	"server-metrics": "URL ...", "server-metrics-formats": "FORMAT ...",
 	"histogram-estimator": "{interval-fit,aiperf,linear}", "counter-resets": "{increase,clamp}",
-	"gpu-telemetry": "[ITEM ...]", "gpu-counter-window": "{exact,aiperf}", "ui-type": "{simple,none}",
+	"gpu-telemetry": "[ITEM ...]",
+	"sweep-type":    "{grid,zip}", "parameter-sweep-mode": "{repeated,independent}", "search-recipe": "RECIPE",
+	"search-sla": "TAG:STAT:OP:THRESHOLD", "search-style": "{confident,smooth_isotonic,monotonic,grid}",
+	"isl-osl-pairs": "ISL/OSL,...", "degradation-metric-tag": "TAG", "degradation-stat": "STAT", "gpu-counter-window": "{exact,aiperf}", "ui-type": "{simple,none}",
 	"fixed-schedule-start-offset": "MS", "fixed-schedule-end-offset": "MS",
 	"conversation-turn-delay-mean": "MS", "conversation-turn-delay-stddev": "MS",
 }
@@ -148,7 +162,11 @@ func metavar(h *flagHelp) string {
 	if b, ok := h.value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
 		return ""
 	}
-	switch h.value.(type) {
+	v := h.value
+	if s, ok := v.(sweepable); ok {
+		v = s.Value
+	}
+	switch v.(type) {
 	case *secondsValue:
 		return "SECONDS"
 	case *intValue, *floatValue, *seedValue, *optionalFloat:

@@ -1,0 +1,389 @@
+package main
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// knownCapacity is the built-in server with a known capacity: 8 requests
+// at a time, so that a 9th waits for a whole request (about 180 ms):
+// TTFT p95 stays near 20 ms up to concurrency 8 and jumps past 100 ms at 9.
+var knownCapacity = []string{"--mock", "-m", "mock-model", "--streaming", "--mock-max-num-seqs", "8", "--mock-ttft-ms", "20", "--mock-itl-ms", "5", "--osl", "32", "--random-seed", "1"}
+
+// quickRuns spares each run of a sweep the final server-metrics flush
+// wait, which only a real server's slower exporters need.
+func quickRuns(t *testing.T) { t.Setenv("AIPERF_SERVER_METRICS_COLLECTION_FLUSH_PERIOD", "0") }
+
+func profileArgs(extra ...string) []string {
+	return append(append([]string{"llmbench", "profile"}, knownCapacity...), extra...)
+}
+
+func readJSONFile(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+// TestSearchMaxConcurrencyUnderSLA is the issue's end-to-end search: the
+// boundary between 8 and 9, found in at most 12 probes, in
+// search_history.json and on the console.
+func TestSearchMaxConcurrencyUnderSLA(t *testing.T) {
+	quickRuns(t)
+	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	code := run(profileArgs("--search-recipe", "max-concurrency-under-sla", "--ttft-sla-ms", "100", "--concurrency-max", "64",
+		"--request-count", "80", "--search-warmup-seconds", "0.5", "--artifact-dir", dir), &stdout, &stderr)
+	if code != exitOK {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	var hist struct {
+		Config struct {
+			Planner    string `json:"planner"`
+			SLAFilters []struct {
+				Tag       string  `json:"metric_tag"`
+				Stat      string  `json:"stat"`
+				Op        string  `json:"op"`
+				Threshold float64 `json:"threshold"`
+			} `json:"sla_filters"`
+		} `json:"config"`
+		Iterations []struct {
+			Index    int                `json:"iteration_idx"`
+			Values   map[string]float64 `json:"variation_values"`
+			Feasible bool               `json:"feasible"`
+		} `json:"iterations"`
+		Boundary struct {
+			Path        string `json:"swept_dim_path"`
+			FeasibleMax struct {
+				Value int `json:"value"`
+			} `json:"feasible_max"`
+			InfeasibleMin struct {
+				Value       int `json:"value"`
+				FirstBreach struct {
+					Tag      string  `json:"metric_tag"`
+					Observed float64 `json:"observed"`
+				} `json:"first_breach"`
+			} `json:"infeasible_min"`
+			CI struct{ Lo, Hi float64 } `json:"boundary_ci"`
+		} `json:"boundary_summary"`
+		Recipe string `json:"recipe"`
+		Reason string `json:"convergence_reason"`
+	}
+	readJSONFile(t, filepath.Join(dir, "search_history.json"), &hist)
+	b := hist.Boundary
+	if b.FeasibleMax.Value != 8 || b.InfeasibleMin.Value != 9 || b.CI.Lo != 8 || b.CI.Hi != 9 {
+		t.Errorf("boundary %+v; want feasible_max 8, infeasible_min 9, boundary_ci [8, 9]", b)
+	}
+	if n := len(hist.Iterations); n == 0 || n > 12 {
+		t.Errorf("%d probes; the issue allows at most 12", n)
+	}
+	for _, it := range hist.Iterations {
+		c := int(it.Values["phases.profiling.concurrency"])
+		if it.Feasible != (c <= 8) {
+			t.Errorf("probe %d at concurrency %d: feasible %v", it.Index, c, it.Feasible)
+		}
+	}
+	if b.InfeasibleMin.FirstBreach.Tag != "time_to_first_token" || b.InfeasibleMin.FirstBreach.Observed <= 100 {
+		t.Errorf("first breach %+v", b.InfeasibleMin.FirstBreach)
+	}
+	if hist.Recipe != "max-concurrency-under-sla" || hist.Reason != "confident_boundary_found" || hist.Config.Planner != "confident" ||
+		len(hist.Config.SLAFilters) != 1 || hist.Config.SLAFilters[0].Tag != "time_to_first_token" || hist.Config.SLAFilters[0].Stat != "p95" || hist.Config.SLAFilters[0].Threshold != 100 {
+		t.Errorf("recipe %q, reason %q, config %+v", hist.Recipe, hist.Reason, hist.Config)
+	}
+	want := "Max concurrency with time_to_first_token p95 < 100 ms: 8 (8 passes, 9 fails, each at 95 % confidence)"
+	if !strings.Contains(stdout.String(), want) {
+		t.Errorf("console lacks %q:\n%s", want, stdout.String())
+	}
+	// Every probe has its own warm-up at the probed load, excluded from
+	// its metrics, so the previous probe's queue does not leak into it.
+	for _, it := range hist.Iterations {
+		lines := readLines(t, filepath.Join(dir, fmt.Sprintf("search_iter_%04d", it.Index), "profile_runs", "run_0001", "profile_export.jsonl"))
+		warm, prof := 0, 0
+		for _, l := range lines {
+			switch l.Metadata.Phase {
+			case "warmup":
+				warm++
+			case "profiling":
+				prof++
+			}
+		}
+		if warm == 0 || prof != 80 {
+			t.Errorf("probe %d: %d warm-up and %d profiling records; want some and 80", it.Index, warm, prof)
+		}
+	}
+}
+
+func readLines(t *testing.T, path string) []line {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []line
+	for _, raw := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
+		var l line
+		if err := json.Unmarshal(raw, &l); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// TestConcurrencyRampKnee: the knee of request latency p99 is the first
+// grid point above the server's 8 slots.
+func TestConcurrencyRampKnee(t *testing.T) {
+	quickRuns(t)
+	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	code := run(profileArgs("--search-recipe", "concurrency-ramp", "--concurrency-max", "64", "--artifact-dir", dir, "--ui", "none"), &stdout, &stderr)
+	if code != exitOK {
+		t.Fatalf("exit %d\nstderr:\n%s", code, stderr.String())
+	}
+	var knee struct {
+		Baseline  int        `json:"baseline_concurrency"`
+		Knee      *int       `json:"knee_concurrency"`
+		Threshold float64    `json:"threshold_pct"`
+		Metric    string     `json:"swept_metric"`
+		Stat      string     `json:"stat"`
+		Param     string     `json:"swept_param"`
+		Points    []struct{} `json:"all_points"`
+		P99       float64    `json:"baseline_p99"`
+	}
+	readJSONFile(t, filepath.Join(dir, "sweep_aggregate", "degradation_knee.json"), &knee)
+	// LogGrid(1, 64, 8): 1, 2, 3, 6, 11, 20, 35, 64; the first above 8 is 11.
+	if knee.Knee == nil || *knee.Knee != 11 || knee.Baseline != 1 || len(knee.Points) != 8 || knee.Metric != "request_latency" || knee.Stat != "p99" || knee.Threshold != 0.2 || knee.Param != "phases.profiling.concurrency" {
+		t.Errorf("degradation_knee.json: %+v (knee %v)", knee, knee.Knee)
+	}
+	for _, d := range []string{"concurrency_1", "concurrency_11", "concurrency_64"} {
+		if _, err := os.Stat(filepath.Join(dir, d, "profile_export_aiperf.json")); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// TestSweepConcurrencyList runs --concurrency 2,8,16 and checks the sweep
+// aggregate's best configurations and Pareto set against the cells' own
+// exports, read independently.
+func TestSweepConcurrencyList(t *testing.T) {
+	quickRuns(t)
+	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	code := run(profileArgs("--concurrency", "2,8,16", "--request-count", "48", "--artifact-dir", dir, "--ui", "none"), &stdout, &stderr)
+	if code != exitOK {
+		t.Fatalf("exit %d\nstderr:\n%s", code, stderr.String())
+	}
+	type cell struct{ thr, ttft99 float64 }
+	cells := map[int]cell{}
+	for _, c := range []int{2, 8, 16} {
+		agg, _ := readArtifacts(t, filepath.Join(dir, "concurrency_"+strconv.Itoa(c)))
+		cells[c] = cell{metric(t, agg, "request_throughput").Avg, pNN(t, agg, "time_to_first_token", "p99")}
+		if _, err := os.Stat(filepath.Join(dir, "aggregate", "concurrency_"+strconv.Itoa(c), "profile_export_aiperf_aggregate.json")); err != nil {
+			t.Error(err)
+		}
+	}
+	var sw struct {
+		Type       string `json:"aggregation_type"`
+		Runs       int    `json:"num_profile_runs"`
+		Successful int    `json:"num_successful_runs"`
+		Meta       struct {
+			Params []struct {
+				Name   string `json:"name"`
+				Values []int  `json:"values"`
+			} `json:"sweep_parameters"`
+			Combinations int `json:"num_combinations"`
+		} `json:"metadata"`
+		PerCell []struct {
+			Params map[string]int `json:"parameters"`
+		} `json:"per_combination_metrics"`
+		Best map[string]struct {
+			Params map[string]int `json:"parameters"`
+			Metric float64        `json:"metric"`
+		} `json:"best_configurations"`
+		Pareto []map[string]int `json:"pareto_optimal"`
+	}
+	readJSONFile(t, filepath.Join(dir, "sweep_aggregate", "profile_export_aiperf_sweep.json"), &sw)
+	if sw.Type != "sweep" || sw.Runs != 3 || sw.Successful != 3 || sw.Meta.Combinations != 3 || len(sw.PerCell) != 3 ||
+		len(sw.Meta.Params) != 1 || sw.Meta.Params[0].Name != "concurrency" || !reflect.DeepEqual(sw.Meta.Params[0].Values, []int{2, 8, 16}) {
+		t.Errorf("sweep aggregate header: %+v", sw)
+	}
+	// Independently: the best throughput and lowest TTFT p99 cells, and
+	// the cells no other beats on both.
+	bestThr, bestLat := 0, 0
+	for c, v := range cells {
+		if bestThr == 0 || v.thr > cells[bestThr].thr {
+			bestThr = c
+		}
+		if bestLat == 0 || v.ttft99 < cells[bestLat].ttft99 {
+			bestLat = c
+		}
+	}
+	if got := sw.Best["best_throughput"].Params["concurrency"]; got != bestThr {
+		t.Errorf("best_throughput %d, want %d (cells %+v)", got, bestThr, cells)
+	}
+	if got := sw.Best["best_latency_p99"].Params["concurrency"]; got != bestLat || bestLat != 2 {
+		t.Errorf("best_latency_p99 %d, want %d = 2", got, bestLat)
+	}
+	var want []int
+	for c, v := range cells {
+		dominated := false
+		for d, w := range cells {
+			if d != c && w.thr >= v.thr && w.ttft99 <= v.ttft99 && (w.thr > v.thr || w.ttft99 < v.ttft99) {
+				dominated = true
+			}
+		}
+		if !dominated {
+			want = append(want, c)
+		}
+	}
+	sort.Ints(want)
+	var got []int
+	for _, p := range sw.Pareto {
+		got = append(got, p["concurrency"])
+	}
+	if !reflect.DeepEqual(got, want) || len(want) < 2 {
+		t.Errorf("pareto_optimal %v, want %v", got, want)
+	}
+	// The CSV's four sections, separated by one empty row.
+	raw, err := os.ReadFile(filepath.Join(dir, "sweep_aggregate", "profile_export_aiperf_sweep.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sections := strings.Split(strings.TrimRight(string(raw), "\n"), "\n\n")
+	if len(sections) != 4 || !strings.HasPrefix(sections[0], "concurrency,") || !strings.HasPrefix(sections[1], "Best Configurations\nConfiguration,concurrency,Metric,Unit\n") ||
+		!strings.HasPrefix(sections[2], "Pareto Optimal Points\nconcurrency\n") || !strings.HasPrefix(sections[3], "Metadata\nField,Value\n") {
+		t.Errorf("sweep CSV sections:\n%s", raw)
+	}
+	if rows, err := csv.NewReader(strings.NewReader(sections[0])).ReadAll(); err != nil || len(rows) != 4 {
+		t.Errorf("per-cell table: %d rows, %v", len(rows), err)
+	}
+}
+
+// TestSweepCtrlC interrupts a sweep's third cell: the two finished cells
+// keep their artifacts and aggregates, the sweep aggregate covers them and
+// lists the interrupted run, and the exit code is 130.
+func TestSweepCtrlC(t *testing.T) {
+	quickRuns(t)
+	dir := t.TempDir()
+	stdout, stderr := &syncBuffer{}, &syncBuffer{}
+	exit := make(chan int, 1)
+	go func() {
+		exit <- run(profileArgs("--concurrency", "2,3,4", "--request-count", "12,12,100000", "--sweep-type", "zip",
+			"--artifact-dir", dir, "--ui", "none"), stdout, stderr)
+	}()
+	third := filepath.Join(dir, "concurrency_4__requests_100000", "profile_export.jsonl")
+	waitFor(t, 30*time.Second, "the third cell's first records", func() bool {
+		b, _ := os.ReadFile(third)
+		return bytes.Count(b, []byte("\n")) >= 3
+	})
+	syscall.Kill(os.Getpid(), syscall.SIGINT)
+	var code int
+	select {
+	case code = <-exit:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the sweep did not stop after Ctrl-C")
+	}
+	if code != exitCancelled {
+		t.Fatalf("exit %d, want 130; stderr:\n%s", code, stderr.String())
+	}
+	var sw struct {
+		Successful int `json:"num_successful_runs"`
+		Failed     []struct {
+			Label string `json:"label"`
+			Error string `json:"error"`
+		} `json:"failed_runs"`
+		PerCell []struct {
+			Params map[string]int `json:"parameters"`
+		} `json:"per_combination_metrics"`
+	}
+	readJSONFile(t, filepath.Join(dir, "sweep_aggregate", "profile_export_aiperf_sweep.json"), &sw)
+	if sw.Successful != 2 || len(sw.PerCell) != 2 || len(sw.Failed) != 1 || sw.Failed[0].Label != "concurrency_4__requests_100000" || sw.Failed[0].Error != "interrupted" {
+		t.Errorf("sweep aggregate after Ctrl-C: %+v", sw)
+	}
+	for _, d := range []string{"concurrency_2__requests_12", "concurrency_3__requests_12"} {
+		if agg, _ := readArtifacts(t, filepath.Join(dir, d)); metric(t, agg, "request_count").Avg != 12 {
+			t.Errorf("%s: request_count %v", d, metric(t, agg, "request_count").Avg)
+		}
+	}
+	// The interrupted cell's records are on disk, each request once.
+	agg, lines := readArtifacts(t, filepath.Join(dir, "concurrency_4__requests_100000"))
+	checkEveryRequestOnce(t, lines, int(metric(t, agg, "request_count").Avg)+int(metric(t, agg, "error_request_count").Avg))
+}
+
+// TestCapacityRefusals: every combination the sweep and search options
+// refuse gets one line and exit code 2, before any run.
+func TestCapacityRefusals(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--search-recipe", "concurrency-ramp", "--concurrency", "1,2"}, "makes its own runs"},
+		{[]string{"--concurrency", "1,2,3", "--request-count", "10,20", "--sweep-type", "zip"}, "has 3 values"},
+		{[]string{"--concurrency", "1,2", "--sweep-type", "diagonal"}, "--sweep-type"},
+		{[]string{"--concurrency", "1,2", "--parameter-sweep-mode", "sideways"}, "--parameter-sweep-mode"},
+		{[]string{"--concurrency", "1,2", "--input-file", "x.jsonl", "--custom-dataset-type", "mooncake_trace", "--fixed-schedule"}, "fixed-schedule"},
+		{[]string{"--concurrency", "1,2", "--input-file", "x.jsonl", "--custom-dataset-type", "mooncake_trace"}, "--no-fixed-schedule"},
+		{[]string{"--concurrency", "1,x"}, "not a whole number"},
+		{[]string{"--concurrency", "1,0"}, "positive"},
+		{[]string{"--search-recipe", "max-concurrency-under-sla", "--ttft-sla-ms", "100", "--search-style", "bo"}, "Bayesian optimisation"},
+		{[]string{"--search-recipe", "max-concurrency-under-sla", "--ttft-sla-ms", "100", "--search-style", "optuna"}, "not built"},
+		{[]string{"--search-space", "phases.profiling.concurrency:1,64"}, "--search-recipe max-concurrency-under-sla"},
+		{[]string{"--optuna-sampler", "tpe"}, "max-concurrency-under-sla"},
+		{[]string{"--variant", "a: concurrency=4"}, "comma lists"},
+		{[]string{"--search-recipe", "max-concurrency-under-sla"}, "needs at least one SLA"},
+		{[]string{"--search-recipe", "max-concurrency-under-sla", "--itl-sla-ms", "5", "--tpot-sla-ms", "6"}, "give one of them"},
+		{[]string{"--search-recipe", "max-throughput-ttft-sla"}, "needs --ttft-sla-ms"},
+		{[]string{"--search-recipe", "concurrency-ramp", "--search-max-iterations", "5"}, "fixed grid"},
+		{[]string{"--search-recipe", "max-concurrency-under-sla", "--ttft-sla-ms", "100", "--search-max-iterations", "500"}, "2 to 200"},
+		{[]string{"--search-recipe", "pareto-sweep"}, "--isl-osl-pairs"},
+		{[]string{"--search-recipe", "pareto-sweep", "--isl-osl-pairs", "128/x"}, "positive integers"},
+		{[]string{"--search-recipe", "no-such-recipe"}, "no-such-recipe"},
+		{[]string{"--ttft-sla-ms", "100"}, "judge the cells of a sweep or a search"},
+		{[]string{"--search-sla", "time_to_first_token:p95:lt"}, "TAG:STAT:OP:THRESHOLD"},
+		{[]string{"--concurrency", "1,2", "--parameter-sweep-same-seed"}, "give one"},
+	}
+	for _, tc := range cases {
+		var stdout, stderr bytes.Buffer
+		args := []string{"llmbench", "profile", "--mock", "-m", "mock-model", "--streaming", "--ui", "none", "--artifact-dir", t.TempDir()}
+		// --random-seed would satisfy --parameter-sweep-same-seed.
+		code := run(append(args, tc.args...), &stdout, &stderr)
+		msg := stderr.String()
+		if code != exitUsage || !strings.Contains(msg, tc.want) || strings.Count(strings.TrimSpace(msg), "\n") != 0 {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and one line with %q", tc.args, code, msg, tc.want)
+		}
+	}
+	// Without --streaming, a TTFT SLA cannot be measured.
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"llmbench", "profile", "--mock", "-m", "mock-model", "--ui", "none", "--search-recipe", "max-concurrency-under-sla", "--ttft-sla-ms", "100"}, &stdout, &stderr)
+	if code != exitUsage || !strings.Contains(stderr.String(), "needs --streaming") {
+		t.Errorf("no streaming: exit %d, stderr %q", code, stderr.String())
+	}
+}
+
+func pNN(t *testing.T, agg map[string]json.RawMessage, tag, stat string) float64 {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(agg[tag], &m); err != nil {
+		t.Fatal(err)
+	}
+	v, ok := m[stat].(float64)
+	if !ok {
+		t.Fatalf("%s has no %s", tag, stat)
+	}
+	return v
+}
