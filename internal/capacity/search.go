@@ -2,6 +2,8 @@ package capacity
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -56,6 +58,16 @@ type probeResult struct {
 	breach    *search.Breach
 }
 
+// passed is the probe's verdict as the planner reads it: the confident
+// planner's at the stated confidence, AIPerf's planners' by AIPerf's rule
+// (one successful trial met every filter).
+func (pr *probeResult) passed(style string) bool {
+	if style == styleConfident {
+		return pr.verdict == search.Pass
+	}
+	return pr.feasible
+}
+
 // runSearch asks the planner for a concurrency, probes it, tells the
 // planner the outcome, and rewrites search_history.json after every
 // probe, until the planner has its answer.
@@ -101,7 +113,7 @@ func runSearch(ctx context.Context, opts Options, s adaptiveSearch) (*Outcome, e
 		}
 		hist.Iterations = append(hist.Iterations, search.Iteration{
 			Index: pr.iteration, Values: []search.PathValue{{Path: concurrencyPath, Value: float64(v)}}, Objectives: []float64{pr.objective},
-			Feasible: pr.verdict == search.Pass || s.style != styleConfident && pr.feasible, NonMonotonic: nonMono, FirstBreach: pr.breach,
+			Feasible: pr.passed(s.style), NonMonotonic: nonMono, FirstBreach: pr.breach,
 		})
 		if err := writeHistory(histPath, hist, s.planner, false); err != nil {
 			return out, err
@@ -123,10 +135,6 @@ func runSearch(ctx context.Context, opts Options, s adaptiveSearch) (*Outcome, e
 // --search-max-trials-per-probe. nil without error: interrupted.
 func runProbe(ctx context.Context, opts Options, s adaptiveSearch, v, iteration int, out *Outcome) (*probeResult, error) {
 	p := opts.Run.Profile
-	prof, err := opts.Build(probeOverrides(p, s.filters, v))
-	if err != nil {
-		return nil, fmt.Errorf("search probe at concurrency %d: %w", v, err)
-	}
 	level := p.MultiRun.ConfidenceLevel
 	minTrials, maxTrials := p.MultiRun.NumRuns, p.MultiRun.NumRuns
 	if s.style == styleConfident {
@@ -141,6 +149,14 @@ func runProbe(ctx context.Context, opts Options, s adaptiveSearch, v, iteration 
 		}
 		if ctx.Err() != nil {
 			return nil, nil
+		}
+		ov := probeOverrides(p, s.filters, v)
+		if seed := probeSeed(p.Input.RandomSeed, v, t); seed != nil {
+			ov = append(ov, [2]string{"random-seed", strconv.FormatInt(*seed, 10)})
+		}
+		prof, err := opts.Build(ov)
+		if err != nil {
+			return nil, fmt.Errorf("search probe at concurrency %d: %w", v, err)
 		}
 		ro := opts.Run
 		ro.Profile, ro.Samples = prof, sampleTags(s.filters)
@@ -167,7 +183,7 @@ func runProbe(ctx context.Context, opts Options, s adaptiveSearch, v, iteration 
 				pooled[tag] = append(pooled[tag], xs...)
 			}
 		}
-		pr.judge(s.filters, pooled, level)
+		pr.judge(s, pooled, level)
 		if t+1 >= minTrials && pr.verdict != search.Uncertain {
 			break
 		}
@@ -179,7 +195,8 @@ func runProbe(ctx context.Context, opts Options, s adaptiveSearch, v, iteration 
 // the pooled per-request samples (or, for a metric without per-request
 // values, on the mean of the trials' statistics), AIPerf's feasibility,
 // the margins and the objective.
-func (pr *probeResult) judge(filters []sla.Filter, pooled map[string][]float64, level float64) {
+func (pr *probeResult) judge(s adaptiveSearch, pooled map[string][]float64, level float64) {
+	filters := s.filters
 	pr.decisions = pr.decisions[:0]
 	pr.margins = pr.margins[:0]
 	pr.breach = nil
@@ -207,11 +224,19 @@ func (pr *probeResult) judge(filters []sla.Filter, pooled map[string][]float64, 
 		switch {
 		case d.Verdict == search.Fail:
 			pr.verdict = search.Fail
-			if pr.breach == nil {
-				pr.breach = search.BreachOf(f, d.Point)
-			}
 		case d.Verdict == search.Uncertain && pr.verdict == search.Pass:
 			pr.verdict = search.Uncertain
+		}
+		// The first breach: for the confident planner the first filter
+		// failed at the stated confidence, observed on the pooled samples;
+		// for AIPerf's planners the first whose mean over the trials
+		// fails, as AIPerf records it.
+		confidentFail := s.style == styleConfident && d.Verdict == search.Fail
+		if pr.breach == nil && (confidentFail || s.style != styleConfident && !f.Holds(m)) {
+			pr.breach = search.BreachOf(f, m)
+			if confidentFail {
+				pr.breach.Observed = d.Point
+			}
 		}
 	}
 	pr.feasible = false
@@ -241,6 +266,21 @@ func constraints(filters []sla.Filter) []search.OutcomeConstraint {
 		out[i] = search.OutcomeConstraint{Metric: f.Tag, Op: op, Bound: f.Threshold}
 	}
 	return out
+}
+
+// probeSeed is the seed of a probe's trial, derived from the base seed,
+// the probe's label and the trial (SHA-256, as AIPerf derives the seeds of
+// adaptive cells), so that no two runs send the same prompts: a probe does
+// not find the previous one's prompts in the server's prefix cache, and
+// the trials pooled in one verdict are independent samples. nil without a
+// base seed (every run draws its own).
+func probeSeed(base *int64, value, trial int) *int64 {
+	if base == nil {
+		return nil
+	}
+	h := sha256.Sum256(fmt.Appendf(nil, "%d\x00%s=%d\x00%d", *base, concurrencyPath, value, trial))
+	s := int64(binary.BigEndian.Uint64(h[:8]) >> 1)
+	return &s
 }
 
 // sampleTags are the metrics whose per-request values the filters need.
@@ -390,13 +430,27 @@ func searchAnswer(s adaptiveSearch, probes []probeResult, level float64, histPat
 		}
 		fmt.Fprintf(&b, "  Uncertain after up to %d trials: concurrency %s (raise --search-max-trials-per-probe or --request-count to decide)\n", s.maxTrials, strings.Join(vals, ", "))
 	}
+	best := -1
+	for i, pr := range probes {
+		if pr.passed(s.style) && !math.IsNaN(pr.objective) && (best < 0 || pr.objective > probes[best].objective) {
+			best = i
+		}
+	}
+	if best >= 0 {
+		fmt.Fprintf(&b, "  Best %s among passing probes: %s at concurrency %d\n", s.objective, strings.TrimSpace(num(probes[best].objective)+" "+unitOf(s.objective)), probes[best].value)
+	}
 	fmt.Fprintf(&b, "  %s, planner %s: %d probes, %s\n", s.recipe, s.style, len(probes), s.planner.Reason())
 	for _, pr := range probes {
-		fmt.Fprintf(&b, "  probe %2d  concurrency %-5d %-9s", pr.iteration, pr.value, pr.verdict)
+		verdict := pr.verdict.String()
+		if s.style != styleConfident {
+			// AIPerf's rule decides; the confident reading is shown beside.
+			verdict = map[bool]string{true: "pass", false: "fail"}[pr.feasible] + fmt.Sprintf(" (at %g %%: %s)", level*100, pr.verdict)
+		}
+		fmt.Fprintf(&b, "  probe %2d  concurrency %-5d %-9s", pr.iteration, pr.value, verdict)
 		for i, f := range s.filters {
 			if i < len(pr.decisions) {
 				d := pr.decisions[i]
-				fmt.Fprintf(&b, "  %s %s %s %s [%s, %s], %d requests", f.Tag, f.Stat, num(d.Point), unitOf(f.Tag), num(d.Lo), num(d.Hi), d.N)
+				fmt.Fprintf(&b, "  %s %s %s [%s, %s], %d requests", f.Tag, f.Stat, strings.TrimSpace(num(d.Point)+" "+unitOf(f.Tag)), num(d.Lo), num(d.Hi), d.N)
 			}
 		}
 		if n := len(pr.runs) + len(pr.failed); n > 1 {
@@ -410,8 +464,13 @@ func searchAnswer(s adaptiveSearch, probes []probeResult, level float64, histPat
 
 // unitOf is a metric's unit, "" when unknown.
 func unitOf(tag string) string {
-	if tag == errorRateTag {
+	switch tag {
+	case errorRateTag:
 		return "%"
+	case "output_token_throughput":
+		return "tokens/sec"
+	case "goodput":
+		return "requests/sec"
 	}
 	for _, d := range metrics.RecordDefs {
 		if d.Tag == tag {

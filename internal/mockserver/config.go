@@ -18,6 +18,10 @@ type Config struct {
 	// TTFT is the time from a request's admission to its first token.
 	TTFT       time.Duration
 	TTFTJitter time.Duration
+	// PrefillPerToken adds to the time to first token for every prompt
+	// token the engine computes (not served from the prefix cache), as a
+	// real engine's prefill grows with the prompt.
+	PrefillPerToken time.Duration
 	// ITL is the mean time between tokens; ITLJitter its standard deviation.
 	ITL       time.Duration
 	ITLJitter time.Duration
@@ -107,7 +111,7 @@ func DefaultConfig() Config {
 
 // Validate reports the first invalid setting.
 func (c Config) Validate() error {
-	if c.TTFT < 0 || c.TTFTJitter < 0 || c.ITL < 0 || c.ITLJitter < 0 {
+	if c.TTFT < 0 || c.TTFTJitter < 0 || c.ITL < 0 || c.ITLJitter < 0 || c.PrefillPerToken < 0 {
 		return errors.New("mock server latencies cannot be negative")
 	}
 	if c.OutputMean < 1 || c.OutputStddev < 0 {
@@ -144,6 +148,7 @@ func (c Config) Validate() error {
 func (c *Config) BindFlags(fs *flag.FlagSet, prefix string) {
 	fs.Var((*msValue)(&c.TTFT), prefix+"ttft-ms", "simulated time to first token, ms")
 	fs.Var((*msValue)(&c.TTFTJitter), prefix+"ttft-jitter-ms", "standard deviation of the time to first token, ms")
+	fs.Var((*usValue)(&c.PrefillPerToken), prefix+"prefill-us-per-token", "prefill time per computed prompt token, µs, added to the time to first token (0: none)")
 	fs.Var((*msValue)(&c.ITL), prefix+"itl-ms", "simulated mean inter-token latency, ms")
 	fs.Var((*msValue)(&c.ITLJitter), prefix+"itl-jitter-ms", "standard deviation of the inter-token latency, ms")
 	fs.Float64Var(&c.OutputMean, prefix+"output-tokens-mean", c.OutputMean, "output length when a request sets no max_tokens")
@@ -195,4 +200,23 @@ func (m *msValue) String() string {
 		return "0"
 	}
 	return strconv.FormatFloat(float64(*m)/float64(time.Millisecond), 'g', -1, 64)
+}
+
+// usValue is a duration given in microseconds.
+type usValue time.Duration
+
+func (u *usValue) Set(s string) error {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return fmt.Errorf("%q is not a number of microseconds", s)
+	}
+	*u = usValue(time.Duration(v * float64(time.Microsecond)))
+	return nil
+}
+
+func (u *usValue) String() string {
+	if u == nil {
+		return "0"
+	}
+	return strconv.FormatFloat(float64(*u)/float64(time.Microsecond), 'g', -1, 64)
 }

@@ -400,11 +400,13 @@ func (g *generation) jittered(mean, std time.Duration) time.Duration {
 // must be computed: a tenth of it is fixed cost (scheduling, the first
 // decode step), the rest shrinks with the prefix-cache hits.
 func (g *generation) prefill(ttft time.Duration) time.Duration {
+	computed := g.promptTokens - g.cachedTokens
+	perToken := time.Duration(computed) * g.s.cfg.PrefillPerToken
 	if g.promptTokens == 0 || g.cachedTokens == 0 {
-		return ttft
+		return ttft + perToken
 	}
-	computed := float64(g.promptTokens-g.cachedTokens) / float64(g.promptTokens)
-	return time.Duration(float64(ttft) * (0.1 + 0.9*computed))
+	share := float64(computed) / float64(g.promptTokens)
+	return time.Duration(float64(ttft)*(0.1+0.9*share)) + perToken
 }
 
 func (g *generation) run(ctx context.Context, arrival, admitted time.Time) {
