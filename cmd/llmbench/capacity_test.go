@@ -387,3 +387,86 @@ func pNN(t *testing.T, agg map[string]json.RawMessage, tag, stat string) float64
 	}
 	return v
 }
+
+// TestPrefillCurve: against a server whose prefill takes 20 µs per prompt
+// token on top of 20 ms, prefill-ttft-curve fits TTFT ≈ 0.02·ISL + 20.
+func TestPrefillCurve(t *testing.T) {
+	quickRuns(t)
+	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	code := run(profileArgs("--search-recipe", "prefill-ttft-curve", "--isl-max", "4096", "--isl-steps", "4", "--request-count", "6",
+		"--mock-prefill-us-per-token", "20", "--artifact-dir", dir, "--ui", "none"), &stdout, &stderr)
+	if code != exitOK {
+		t.Fatalf("exit %d\nstderr:\n%s", code, stderr.String())
+	}
+	var curve struct {
+		Form   string    `json:"fit_form"`
+		Coef   []float64 `json:"coefficients"`
+		R2     float64   `json:"r_squared"`
+		Below  bool      `json:"below_floor"`
+		Points []struct {
+			ISL  int     `json:"isl"`
+			TTFT float64 `json:"ttft_ms"`
+		} `json:"raw_points"`
+	}
+	readJSONFile(t, filepath.Join(dir, "sweep_aggregate", "prefill_curve.json"), &curve)
+	// LogGrid(256, 4096, 4): 256, 645, 1625, 4096.
+	var isls []int
+	for _, p := range curve.Points {
+		isls = append(isls, p.ISL)
+	}
+	if curve.Form != "linear" || len(curve.Coef) != 2 || curve.Below || curve.R2 < 0.99 || !reflect.DeepEqual(isls, []int{256, 645, 1625, 4096}) {
+		t.Fatalf("prefill_curve.json: %+v", curve)
+	}
+	if slope, icpt := curve.Coef[0], curve.Coef[1]; slope < 0.018 || slope > 0.022 || icpt < 19 || icpt > 24 {
+		t.Errorf("TTFT = %.4f·ISL + %.2f; want ≈ 0.02·ISL + 20", slope, icpt)
+	}
+}
+
+// TestParetoSweep: every --isl-osl-pairs shape at every --concurrency, in
+// AIPerf's directories, and pareto_sweep.json's optimal cells are the
+// ones no other cell beats on TTFT p95 and output throughput, read from
+// the cells' own exports.
+func TestParetoSweep(t *testing.T) {
+	quickRuns(t)
+	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	code := run(profileArgs("--search-recipe", "pareto-sweep", "--isl-osl-pairs", "128/16, 512/8", "--concurrency", "1,4", "--request-count", "8",
+		"--artifact-dir", dir, "--ui", "none"), &stdout, &stderr)
+	if code != exitOK {
+		t.Fatalf("exit %d\nstderr:\n%s", code, stderr.String())
+	}
+	var ps struct {
+		Cells []struct {
+			ISL, OSL, Concurrency int
+			X, Y                  float64
+			Optimal               bool `json:"pareto_optimal"`
+		} `json:"cells"`
+	}
+	readJSONFile(t, filepath.Join(dir, "sweep_aggregate", "pareto_sweep.json"), &ps)
+	if len(ps.Cells) != 4 {
+		t.Fatalf("%d cells", len(ps.Cells))
+	}
+	type xy struct{ x, y float64 }
+	cells := map[string]xy{}
+	for _, c := range ps.Cells {
+		d := fmt.Sprintf("isl_%d__osl_%d__concurrency_%d", c.ISL, c.OSL, c.Concurrency)
+		agg, _ := readArtifacts(t, filepath.Join(dir, d))
+		cells[d] = xy{pNN(t, agg, "time_to_first_token", "p95"), metric(t, agg, "output_token_throughput").Avg}
+		if cells[d].x != c.X || cells[d].y != c.Y {
+			t.Errorf("%s: x, y %v %v in pareto_sweep.json, %v in its export", d, c.X, c.Y, cells[d])
+		}
+	}
+	for _, c := range ps.Cells {
+		d := fmt.Sprintf("isl_%d__osl_%d__concurrency_%d", c.ISL, c.OSL, c.Concurrency)
+		dominated := false
+		for e, o := range cells {
+			if e != d && o.x <= cells[d].x && o.y >= cells[d].y && (o.x < cells[d].x || o.y > cells[d].y) {
+				dominated = true
+			}
+		}
+		if c.Optimal == dominated {
+			t.Errorf("%s: pareto_optimal %v, dominated %v", d, c.Optimal, dominated)
+		}
+	}
+}

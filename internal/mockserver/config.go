@@ -18,6 +18,10 @@ type Config struct {
 	// TTFT is the time from a request's admission to its first token.
 	TTFT       time.Duration
 	TTFTJitter time.Duration
+	// NoAbort keeps generating a request whose client went away, holding
+	// its place in the queue and its slot to the end, as an engine that
+	// does not abort disconnected requests does (vLLM aborts them).
+	NoAbort bool
 	// PrefillPerToken adds to the time to first token for every prompt
 	// token the engine computes (not served from the prefix cache), as a
 	// real engine's prefill grows with the prompt.
@@ -148,6 +152,7 @@ func (c Config) Validate() error {
 func (c *Config) BindFlags(fs *flag.FlagSet, prefix string) {
 	fs.Var((*msValue)(&c.TTFT), prefix+"ttft-ms", "simulated time to first token, ms")
 	fs.Var((*msValue)(&c.TTFTJitter), prefix+"ttft-jitter-ms", "standard deviation of the time to first token, ms")
+	fs.BoolVar(&c.NoAbort, prefix+"no-abort", c.NoAbort, "keep generating requests whose client went away, holding their queue place and slot to the end (an engine that does not abort them)")
 	fs.Var((*usValue)(&c.PrefillPerToken), prefix+"prefill-us-per-token", "prefill time per computed prompt token, µs, added to the time to first token (0: none)")
 	fs.Var((*msValue)(&c.ITL), prefix+"itl-ms", "simulated mean inter-token latency, ms")
 	fs.Var((*msValue)(&c.ITLJitter), prefix+"itl-jitter-ms", "standard deviation of the inter-token latency, ms")

@@ -295,6 +295,11 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, kind api) {
 	// its instant, so the engine times an interval inside the one the
 	// client times.
 	ctx := r.Context()
+	if s.cfg.NoAbort {
+		// The engine does not notice the client leaving: the request
+		// waits for its slot and is generated to its end, unread.
+		ctx = context.WithoutCancel(ctx)
+	}
 	admitted := arrival
 	if s.slots != nil {
 		s.state.waiting.Add(1)
