@@ -179,7 +179,7 @@ func TestJudge(t *testing.T) {
 
 func TestDescribeFilter(t *testing.T) {
 	for f, want := range map[sla.Filter]string{
-		{Tag: "time_to_first_token", Stat: "p95", Op: sla.LT, Threshold: 100}:  "time_to_first_token p95 < 100 ms",
+		{Tag: "time_to_first_token", Stat: "p95", Op: sla.LT, Threshold: 100}:    "time_to_first_token p95 < 100 ms",
 		{Tag: "good_request_fraction", Stat: "avg", Op: sla.GE, Threshold: 0.95}: "good_request_fraction avg ≥ 0.95",
 		{Tag: "request_error_rate", Stat: "avg", Op: sla.LT, Threshold: 1}:       "request_error_rate avg < 1 %",
 	} {
