@@ -297,17 +297,30 @@ func sampleTags(filters []sla.Filter) []string {
 // probed load, so that what the previous probe left in the server's
 // queues is served before this probe is measured. Without a request count
 // or duration, a probe sends enough requests for its percentile SLAs to
-// be decided at --confidence-level.
+// be decided at --confidence-level, each with a prompt of its own.
 func probeOverrides(p config.Profile, filters []sla.Filter, v int) [][2]string {
 	out := [][2]string{{"concurrency", strconv.Itoa(v)}}
 	if p.Search.WarmupSeconds > 0 && p.Loadgen.WarmupRequestCount == 0 && p.Loadgen.WarmupDuration == 0 {
 		out = append(out, [2]string{"warmup-duration", strconv.FormatFloat(p.Search.WarmupSeconds, 'g', -1, 64)})
 	}
+	requests := p.Loadgen.RequestCount
 	if !p.Loadgen.RequestCountGiven && p.Loadgen.BenchmarkDuration == 0 {
-		out = append(out, [2]string{"request-count", strconv.Itoa(probeRequests(filters, p.MultiRun.ConfidenceLevel, v))})
+		requests = probeRequests(filters, p.MultiRun.ConfidenceLevel, v)
+		out = append(out, [2]string{"request-count", strconv.Itoa(requests)})
+	}
+	if !p.WasSet("num-dataset-entries") && p.Loadgen.BenchmarkDuration == 0 {
+		// Distinct prompts for the warm-up and every measured request:
+		// prompts cycling through AIPerf's 100 would reach the measured
+		// requests already cached by the warm-up, and a prefix-caching
+		// server would answer them faster than it answers new users.
+		out = append(out, [2]string{"num-dataset-entries", strconv.Itoa(requests + probeWarmupPrompts)})
 	}
 	return out
 }
+
+// probeWarmupPrompts are the distinct prompts a probe keeps for its
+// warm-up beyond its measured requests.
+const probeWarmupPrompts = 1000
 
 // probeRequests is a probe's default request count: 10 % more than the
 // samples the most extreme percentile filter needs before its confidence
