@@ -236,8 +236,10 @@ func TestSweepConcurrencyList(t *testing.T) {
 	if got := sw.Best["best_throughput"].Params["concurrency"]; got != bestThr {
 		t.Errorf("best_throughput %d, want %d (cells %+v)", got, bestThr, cells)
 	}
-	if got := sw.Best["best_latency_p99"].Params["concurrency"]; got != bestLat || bestLat != 2 {
-		t.Errorf("best_latency_p99 %d, want %d = 2", got, bestLat)
+	// Concurrency 2 and 8 both fit the 8 slots, so either may have the
+	// lower TTFT p99; 16 waits for slots and cannot.
+	if got := sw.Best["best_latency_p99"].Params["concurrency"]; got != bestLat || bestLat == 16 {
+		t.Errorf("best_latency_p99 %d, want %d (not 16)", got, bestLat)
 	}
 	var want []int
 	for c, v := range cells {
@@ -356,15 +358,30 @@ func TestCapacityRefusals(t *testing.T) {
 		{[]string{"--ttft-sla-ms", "100"}, "judge the cells of a sweep or a search"},
 		{[]string{"--search-sla", "time_to_first_token:p95:lt"}, "TAG:STAT:OP:THRESHOLD"},
 		{[]string{"--concurrency", "1,2", "--parameter-sweep-same-seed"}, "give one"},
+		{[]string{"--concurrency-max", "64"}, "configures a --search-recipe"},
+		{[]string{"--search-style", "monotonic"}, "configures a --search-recipe"},
+		{[]string{"--sweep-type", "zip"}, "configures a sweep"},
+		{[]string{"--concurrency", "4", "--parameter-sweep-cooldown-seconds", "1"}, "configures a sweep"},
+		{[]string{"--search-recipe", "concurrency-ramp", "--input-file", "x.jsonl", "--custom-dataset-type", "mooncake_trace", "--fixed-schedule"}, "--fixed-schedule"},
+		{[]string{"--search-recipe", "max-concurrency-under-sla", "--e2e-sla-ms", "500", "--request-count", "10"}, "raise --request-count"},
+		{[]string{"--search-recipe", "max-concurrency-under-sla", "--ttft-sla-ms", "100", "--concurrency-min", "9", "--concurrency-max", "8"}, "--concurrency-min 9"},
 	}
 	for _, tc := range cases {
 		var stdout, stderr bytes.Buffer
-		args := []string{"llmbench", "profile", "--mock", "-m", "mock-model", "--streaming", "--ui", "none", "--artifact-dir", t.TempDir()}
+		// A previous run's file: a refusal must not move it.
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "profile_export_aiperf.json"), []byte("{}"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args := []string{"llmbench", "profile", "--mock", "-m", "mock-model", "--streaming", "--ui", "none", "--artifact-dir", dir}
 		// --random-seed would satisfy --parameter-sweep-same-seed.
 		code := run(append(args, tc.args...), &stdout, &stderr)
 		msg := stderr.String()
 		if code != exitUsage || !strings.Contains(msg, tc.want) || strings.Count(strings.TrimSpace(msg), "\n") != 0 {
 			t.Errorf("%v: exit %d, stderr %q; want exit 2 and one line with %q", tc.args, code, msg, tc.want)
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+			t.Errorf("%v: the refusal touched the artifact directory (%d entries)", tc.args, len(entries))
 		}
 	}
 	// Without --streaming, a TTFT SLA cannot be measured.
@@ -468,5 +485,88 @@ func TestParetoSweep(t *testing.T) {
 		if c.Optimal == dominated {
 			t.Errorf("%s: pareto_optimal %v, dominated %v", d, c.Optimal, dominated)
 		}
+	}
+}
+
+// TestSweepTrialsLayout runs a 2-cell sweep with 2 trials in both orders:
+// AIPerf's directories, the per-cell aggregates over both trials, and the
+// trial cooldown between trials (not between cells).
+func TestSweepTrialsLayout(t *testing.T) {
+	quickRuns(t)
+	for _, mode := range []string{"repeated", "independent"} {
+		t.Run(mode, func(t *testing.T) {
+			dir := t.TempDir()
+			var stdout, stderr bytes.Buffer
+			code := run(profileArgs("--concurrency", "1,2", "--num-profile-runs", "2", "--request-count", "4", "--parameter-sweep-mode", mode,
+				"--profile-run-cooldown-seconds", "0.6", "--artifact-dir", dir, "--ui", "none"), &stdout, &stderr)
+			if code != exitOK {
+				t.Fatalf("exit %d\nstderr:\n%s", code, stderr.String())
+			}
+			runDir := func(cell string, trial int) string {
+				if mode == "repeated" {
+					return filepath.Join(dir, "profile_runs", fmt.Sprintf("trial_%04d", trial), cell)
+				}
+				return filepath.Join(dir, cell, "profile_runs", fmt.Sprintf("trial_%04d", trial))
+			}
+			cellAgg, sweepAgg := filepath.Join(dir, "aggregate", "%s"), filepath.Join(dir, "aggregate", "sweep_aggregate")
+			if mode == "independent" {
+				cellAgg, sweepAgg = filepath.Join(dir, "%s", "aggregate"), filepath.Join(dir, "sweep_aggregate")
+			}
+			// Each run's span, in the order the mode runs them.
+			type span struct{ start, end int64 }
+			spans := map[string]span{}
+			for _, cell := range []string{"concurrency_1", "concurrency_2"} {
+				for trial := 1; trial <= 2; trial++ {
+					lines := readLines(t, filepath.Join(runDir(cell, trial), "profile_export.jsonl"))
+					sp := span{start: lines[0].Metadata.StartNs}
+					for _, l := range lines {
+						sp.start = min(sp.start, l.Metadata.StartNs)
+						if l.Metadata.EndNs != nil {
+							sp.end = max(sp.end, *l.Metadata.EndNs)
+						}
+					}
+					spans[fmt.Sprintf("%s/%d", cell, trial)] = sp
+				}
+				var agg struct {
+					Meta struct {
+						Runs      int    `json:"num_profile_runs"`
+						OK        int    `json:"num_successful_runs"`
+						Label     string `json:"variation_label"`
+						SweepMode string `json:"sweep_mode"`
+					} `json:"metadata"`
+				}
+				readJSONFile(t, filepath.Join(fmt.Sprintf(cellAgg, cell), "profile_export_aiperf_aggregate.json"), &agg)
+				if agg.Meta.Runs != 2 || agg.Meta.OK != 2 || agg.Meta.SweepMode != mode || !strings.HasPrefix(agg.Meta.Label, "phases.profiling.concurrency=") {
+					t.Errorf("%s aggregate metadata %+v", cell, agg.Meta)
+				}
+			}
+			if _, err := os.Stat(filepath.Join(sweepAgg, "profile_export_aiperf_sweep.json")); err != nil {
+				t.Error(err)
+			}
+			order := []string{"concurrency_1/1", "concurrency_2/1", "concurrency_1/2", "concurrency_2/2"}
+			if mode == "independent" {
+				order = []string{"concurrency_1/1", "concurrency_1/2", "concurrency_2/1", "concurrency_2/2"}
+			}
+			for i := 1; i < len(order); i++ {
+				gap := time.Duration(spans[order[i]].start - spans[order[i-1]].end)
+				newTrial := order[i][len(order[i])-1] != order[i-1][len(order[i-1])-1]
+				if gap < 0 || newTrial && gap < 600*time.Millisecond {
+					t.Errorf("%s after %s: gap %v (a new trial waits the 0.6 s cooldown)", order[i], order[i-1], gap)
+				}
+			}
+		})
+	}
+}
+
+// TestSearchStopsWhenEveryRunFails: a probe none of whose runs succeeded
+// decides nothing; the search stops with exit code 1 and says why.
+func TestSearchStopsWhenEveryRunFails(t *testing.T) {
+	quickRuns(t)
+	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	code := run(profileArgs("--search-recipe", "max-concurrency-under-sla", "--ttft-sla-ms", "100", "--concurrency-max", "4", "--mock-error-every", "1",
+		"--request-count", "100", "--search-warmup-seconds", "0", "--artifact-dir", dir, "--ui", "none"), &stdout, &stderr)
+	if code != exitFailed || !strings.Contains(stderr.String(), "every run of the probe at concurrency 1 failed") {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr.String())
 	}
 }

@@ -207,7 +207,10 @@ func profile(args []string, stdout, stderr io.Writer) int {
 	}
 	p, mock, err := parseProfile(args, nil)
 	if err == nil {
-		err = p.CheckSLAUse()
+		err = p.CheckCommandLine()
+	}
+	if err == nil && (p.Swept() || p.Search.Recipe != "") {
+		err = capacity.Check(p)
 	}
 	if err != nil {
 		return usageError(stderr, cmd, err)
@@ -412,6 +415,9 @@ func profileCapacity(ctx context.Context, args []string, opts benchmark.Options,
 		}
 	}
 	switch {
+	case out != nil && out.Cancelled && errors.Is(err, capacity.ErrTooFewRuns):
+		fmt.Fprintf(stderr, "llmbench profile: interrupted after %d successful runs, too few for a sweep aggregate; each run's artifacts are kept\n", out.Successful)
+		return exitCancelled
 	case out != nil && out.Cancelled:
 		fmt.Fprintln(stderr, "llmbench profile: interrupted; the aggregates cover the runs completed before it")
 		return exitCancelled

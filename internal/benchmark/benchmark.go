@@ -121,6 +121,11 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if err := waitForModel(ctx, p, targets, in, opts.Log); err != nil {
 		return nil, err
 	}
+	if p.Endpoint.ResetKVCache {
+		if err := resetKVCache(ctx, p, targets, opts.Log); err != nil {
+			return nil, err
+		}
+	}
 	dir, names, clock := p.Output.ArtifactDir, export.ProfileFiles(p.Output.ExportPrefix), opts.Shared.runClock()
 	records, err := export.NewRecordWriter(dir, names.Records, clock)
 	if err != nil {

@@ -43,6 +43,7 @@ type startedTargets struct {
 	targets []target
 	gpuURLs []string
 	stop    func()
+	server  *mockserver.Server
 }
 
 type clientSet struct{ cs clients }
@@ -98,11 +99,16 @@ func (s *Shared) startTargets(p config.Profile, mock mockserver.Config, log io.W
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.mock == nil {
-		targets, gpuURLs, stop, err := startTargets(p, mock, log)
+		srv, targets, gpuURLs, stop, err := startMock(mock)
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		s.mock = &startedTargets{targets, gpuURLs, stop}
+		s.mock = &startedTargets{targets, gpuURLs, stop, srv}
+	} else {
+		// Each run meets the built-in server as a freshly started one:
+		// an empty prefix cache, not the prompts of the run before (a
+		// real server keeps them unless --reset-kv-cache).
+		s.mock.server.ResetPrefixCache()
 	}
 	return s.mock.targets, s.mock.gpuURLs, func() {}, nil
 }

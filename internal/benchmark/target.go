@@ -49,25 +49,32 @@ func startTargets(p config.Profile, mock mockserver.Config, log io.Writer) (targ
 		}
 		return targets, nil, func() {}, nil
 	}
-	srv, err := mockserver.New(mock)
+	_, targets, gpuURLs, stop, err = startMock(mock)
+	return targets, gpuURLs, stop, err
+}
+
+// startMock starts the built-in server, and its DCGM exporter when it
+// simulates GPUs.
+func startMock(mock mockserver.Config) (srv *mockserver.Server, targets []target, gpuURLs []string, stop func(), err error) {
+	srv, err = mockserver.New(mock)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("start the built-in server: %w", err)
+		return nil, nil, nil, nil, fmt.Errorf("start the built-in server: %w", err)
 	}
 	// The server outlives the run's context so that requests cancelled by
 	// Ctrl-C end on the client side, where they are recorded.
 	base, stopServer, err := srv.Start(context.Background(), "127.0.0.1:0")
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("start the built-in server: %w", err)
+		return nil, nil, nil, nil, fmt.Errorf("start the built-in server: %w", err)
 	}
 	if mock.GPUs == 0 {
-		return []target{{base: base}}, nil, stopServer, nil
+		return srv, []target{{base: base}}, nil, stopServer, nil
 	}
 	gpuURL, stopGPUs, err := srv.StartGPUs(context.Background(), "127.0.0.1:0")
 	if err != nil {
 		stopServer()
-		return nil, nil, nil, fmt.Errorf("start the built-in server's DCGM exporter: %w", err)
+		return nil, nil, nil, nil, fmt.Errorf("start the built-in server's DCGM exporter: %w", err)
 	}
-	return []target{{base: base}}, []string{gpuURL}, func() { stopGPUs(); stopServer() }, nil
+	return srv, []target{{base: base}}, []string{gpuURL}, func() { stopGPUs(); stopServer() }, nil
 }
 
 // bases are the targets' base URLs.

@@ -59,6 +59,48 @@ type Outcome struct {
 // nothing to aggregate across (AIPerf's rule; exit code 1).
 var ErrTooFewRuns = errors.New("fewer than two runs succeeded: no sweep aggregate")
 
+// Check refuses, before anything runs or moves, the sweep or search the
+// profile asks for when its options do not make one: an unknown recipe,
+// a missing or unused SLA, a bad range or grid.
+func Check(p config.Profile) error {
+	if p.Search.Recipe != "" {
+		rr, err := resolveRecipe(p)
+		if err != nil {
+			return &UsageError{err}
+		}
+		if rr.recipe.Kind != search.Adaptive || rr.style == search.StyleGrid {
+			if _, err := gridPlan(rr); err != nil {
+				return &UsageError{err}
+			}
+		}
+		return nil
+	}
+	_, err := plainSweep(p)
+	return err
+}
+
+// plainSweep is the sweep of the profile's comma lists.
+func plainSweep(p config.Profile) (sweepPlan, error) {
+	params, err := sweepParams(p)
+	if err != nil {
+		return sweepPlan{}, &UsageError{err}
+	}
+	zip := p.Sweep.Type == config.SweepZip
+	cells, err := sweep.Expand(params, zip)
+	if err != nil {
+		return sweepPlan{}, &UsageError{err}
+	}
+	kind := sweep.Grid
+	if zip {
+		kind = sweep.Zip
+	}
+	sla, err := search.BuildSLA(search.Recipe{}, shorthand(p))
+	if err != nil {
+		return sweepPlan{}, &UsageError{err}
+	}
+	return sweepPlan{cells: cells, kind: kind, filters: sla.Filters}, nil
+}
+
 // Run runs the profile's sweep or search recipe.
 func Run(ctx context.Context, opts Options) (*Outcome, error) {
 	p := opts.Run.Profile
@@ -68,24 +110,11 @@ func Run(ctx context.Context, opts Options) (*Outcome, error) {
 	if p.Search.Recipe != "" {
 		return runRecipe(ctx, opts)
 	}
-	params, err := sweepParams(p)
+	plan, err := plainSweep(p)
 	if err != nil {
 		return nil, err
 	}
-	zip := p.Sweep.Type == config.SweepZip
-	cells, err := sweep.Expand(params, zip)
-	if err != nil {
-		return nil, &UsageError{err}
-	}
-	kind := sweep.Grid
-	if zip {
-		kind = sweep.Zip
-	}
-	plan, err := search.BuildSLA(search.Recipe{}, shorthand(p))
-	if err != nil {
-		return nil, &UsageError{err}
-	}
-	out, _, err := runSweep(ctx, opts, sweepPlan{cells: cells, kind: kind, filters: plan.Filters})
+	out, _, err := runSweep(ctx, opts, plan)
 	return out, err
 }
 

@@ -64,13 +64,13 @@ func probeAfterOverload(t *testing.T, warmup string, clean bool) {
 	// The median decides with a few dozen requests; the p95 is what the
 	// comparison reads.
 	ttft := sla.Filter{Tag: "time_to_first_token", Stat: "p50", Op: sla.LT, Threshold: 1000}
-	s := adaptiveSearch{style: styleConfident, filters: []sla.Filter{ttft}}
+	s := adaptiveSearch{style: styleConfident, filters: []sla.Filter{ttft}, maxTrials: 1}
 
 	probe := func(shared *benchmark.Shared, dir string, concurrency, iteration int) *probeResult {
 		t.Helper()
 		base.Output.ArtifactDir = dir
 		opts := Options{Run: benchmark.Options{Profile: base, Mock: mock, Version: "test", Shared: shared}, Build: build}
-		pr, err := runProbe(context.Background(), opts, s, concurrency, iteration, &Outcome{})
+		pr, _, err := runProbe(context.Background(), opts, s, concurrency, iteration, &Outcome{})
 		if err != nil || pr == nil {
 			t.Fatalf("probe at %d: err %v, nil %v", concurrency, err, pr == nil)
 		}

@@ -38,6 +38,8 @@ type recipeRun struct {
 	lo, hi  int
 	extra   [][2]string // flag values every run of the recipe gets
 	profile config.Profile
+	// maxTrials is the most trials a confident probe may run.
+	maxTrials int
 }
 
 // resolveRecipe checks the recipe's options and refuses, in one line
@@ -90,7 +92,12 @@ func resolveRecipe(p config.Profile) (*recipeRun, error) {
 	if plan.Streaming && !p.Endpoint.Streaming {
 		return nil, fmt.Errorf("recipe %s needs --streaming: time to first token and inter-token latency are measured on streamed responses", r.Name)
 	}
-	rr := &recipeRun{recipe: r, style: style, budget: budget, sla: plan, profile: p}
+	rr := &recipeRun{recipe: r, style: style, budget: budget, sla: plan, profile: p, maxTrials: max(p.MultiRun.NumRuns, se.MaxTrialsPerProbe)}
+	if style == styleConfident {
+		if rr.maxTrials, err = trialsPerProbe(p, plan.Filters); err != nil {
+			return nil, err
+		}
+	}
 	rr.lo, rr.hi = orDefault(se.ConcurrencyMin, 1), orDefault(se.ConcurrencyMax, 1000)
 	if r.Name == "decode-itl-curve" {
 		rr.hi = orDefault(se.ConcurrencyMax, 200)
@@ -136,7 +143,7 @@ func runRecipe(ctx context.Context, opts Options) (*Outcome, error) {
 		return runSearch(ctx, opts, adaptiveSearch{
 			recipe: rr.recipe.Name, style: rr.style, filters: rr.sla.Filters, planner: pl,
 			lo: rr.lo, hi: rr.hi, maxIter: rr.budget, objective: objective,
-			maxTrials: max(opts.Run.Profile.MultiRun.NumRuns, opts.Run.Profile.Search.MaxTrialsPerProbe),
+			maxTrials: rr.maxTrials,
 		})
 	}
 	plan, err := gridPlan(rr)

@@ -1,6 +1,7 @@
 package capacity
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -87,6 +88,7 @@ func runSearch(ctx context.Context, opts Options, s adaptiveSearch) (*Outcome, e
 	histPath := filepath.Join(base, "search_history.json")
 	out := &Outcome{}
 	var probes []probeResult
+	var partial *probeResult // an interrupted probe's finished trials
 	for {
 		v, ok := s.planner.Next()
 		if !ok {
@@ -96,15 +98,27 @@ func runSearch(ctx context.Context, opts Options, s adaptiveSearch) (*Outcome, e
 			out.Cancelled = true
 			break
 		}
-		pr, err := runProbe(ctx, opts, s, v, len(probes), out)
+		pr, cancelled, err := runProbe(ctx, opts, s, v, len(probes), out)
 		if err != nil {
 			return out, err
 		}
-		if pr == nil { // interrupted
+		if cancelled {
+			// The finished trials of the interrupted probe keep their
+			// aggregate; the planner is not told of a probe cut short.
+			if len(pr.runs) > 0 {
+				partial = pr
+			}
 			out.Cancelled = true
 			break
 		}
 		probes = append(probes, *pr)
+		if len(pr.runs) == 0 {
+			// Nothing was measured: the probe says nothing of the SLAs,
+			// and neither would the next against a server in this state.
+			_ = writeHistory(histPath, hist, s.planner, false)
+			_, _ = writeProbeAggregates(opts, probes, s.filters, out)
+			return out, fmt.Errorf("every run of the probe at concurrency %d failed (%s): the search stops, as no SLA can be judged on it", v, pr.failed[len(pr.failed)-1].Error)
+		}
 		nonMono, err := s.planner.Tell(search.Outcome{
 			Value: v, Feasible: pr.feasible, Verdict: pr.verdict, Margins: pr.margins, Objective: pr.objective, FirstBreach: pr.breach,
 		})
@@ -123,6 +137,9 @@ func runSearch(ctx context.Context, opts Options, s adaptiveSearch) (*Outcome, e
 		return out, err
 	}
 	out.Files = append(out.Files, histPath)
+	if partial != nil {
+		probes = append(probes, *partial)
+	}
 	files, err := writeProbeAggregates(opts, probes, s.filters, out)
 	out.Files = append(out.Files, files...)
 	out.Answer = searchAnswer(s, probes, p.MultiRun.ConfidenceLevel, histPath)
@@ -131,16 +148,16 @@ func runSearch(ctx context.Context, opts Options, s adaptiveSearch) (*Outcome, e
 
 // runProbe runs one probe: --num-profile-runs trials at concurrency v,
 // then, for the confident planner, more trials while a filter's verdict
-// on the pooled samples is still uncertain, up to
-// --search-max-trials-per-probe. nil without error: interrupted.
-func runProbe(ctx context.Context, opts Options, s adaptiveSearch, v, iteration int, out *Outcome) (*probeResult, error) {
+// on the pooled samples is still uncertain, up to s.maxTrials. cancelled
+// reports an interruption; pr then holds the trials that finished.
+func runProbe(ctx context.Context, opts Options, s adaptiveSearch, v, iteration int, out *Outcome) (pr *probeResult, cancelled bool, err error) {
 	p := opts.Run.Profile
 	level := p.MultiRun.ConfidenceLevel
 	minTrials, maxTrials := p.MultiRun.NumRuns, p.MultiRun.NumRuns
 	if s.style == styleConfident {
-		maxTrials = max(minTrials, p.Search.MaxTrialsPerProbe)
+		maxTrials = max(minTrials, s.maxTrials)
 	}
-	pr := &probeResult{value: v, iteration: iteration, verdict: search.Fail, objective: math.NaN()}
+	pr = &probeResult{value: v, iteration: iteration, verdict: search.Fail, objective: math.NaN()}
 	pooled := map[string][]float64{}
 	dir := filepath.Join(p.Output.ArtifactDir, fmt.Sprintf("search_iter_%04d", iteration), "profile_runs")
 	for t := 0; t < maxTrials; t++ {
@@ -148,7 +165,7 @@ func runProbe(ctx context.Context, opts Options, s adaptiveSearch, v, iteration 
 			trial.Sleep(ctx, p.MultiRun.Cooldown)
 		}
 		if ctx.Err() != nil {
-			return nil, nil
+			return pr, true, nil
 		}
 		ov := probeOverrides(p, s.filters, v)
 		if seed := probeSeed(p.Input.RandomSeed, v, t); seed != nil {
@@ -156,14 +173,14 @@ func runProbe(ctx context.Context, opts Options, s adaptiveSearch, v, iteration 
 		}
 		prof, err := opts.Build(ov)
 		if err != nil {
-			return nil, fmt.Errorf("search probe at concurrency %d: %w", v, err)
+			return pr, false, fmt.Errorf("search probe at concurrency %d: %w", v, err)
 		}
 		ro := opts.Run
 		ro.Profile, ro.Samples = prof, sampleTags(s.filters)
 		label := multirun.RunLabel(t)
 		o, err := trial.Run(ctx, trial.Spec{Options: ro, Dir: filepath.Join(dir, label), Label: label, Index: t})
 		if err != nil {
-			return nil, err
+			return pr, false, err
 		}
 		out.Runs++
 		full := fmt.Sprintf("search_iter_%04d/%s", iteration, label)
@@ -173,7 +190,7 @@ func runProbe(ctx context.Context, opts Options, s adaptiveSearch, v, iteration 
 		if o.Err != nil {
 			pr.failed = append(pr.failed, multirun.FailedRun{Label: full, Error: o.Err.Error()})
 			if o.Cancelled {
-				return nil, nil
+				return pr, true, nil
 			}
 		} else {
 			out.Successful++
@@ -188,7 +205,7 @@ func runProbe(ctx context.Context, opts Options, s adaptiveSearch, v, iteration 
 			break
 		}
 	}
-	return pr, nil
+	return pr, false, nil
 }
 
 // judge decides the probe on what its trials gave so far: each filter on
@@ -249,7 +266,7 @@ func (pr *probeResult) judge(s adaptiveSearch, pooled map[string][]float64, leve
 	}
 	objs := make([]float64, len(pr.runs))
 	for i, rs := range pr.runs {
-		objs[i] = statOf(rs, objectiveTag, objectiveStat)
+		objs[i] = statOf(rs, cmp.Or(s.objective, objectiveTag), objectiveStat)
 	}
 	pr.objective = mean(objs)
 }
@@ -323,22 +340,47 @@ func probeOverrides(p config.Profile, filters []sla.Filter, v int) [][2]string {
 const probeWarmupPrompts = 1000
 
 // probeRequests is a probe's default request count: 10 % more than the
-// samples the most extreme percentile filter needs before its confidence
-// interval has two finite ends (p95 at 95 %: 72, so 80; p99: 404), at
-// least 100, and at least two requests per concurrency slot. A verdict
-// still uncertain then gets more trials, where it is close.
+// samples its filters need (samplesNeeded: p95 at 95 %, 72, so 80; p99,
+// 368, so 405), at least 100, and at least two requests per concurrency
+// slot. A verdict still uncertain then gets more trials, where it is close.
 func probeRequests(filters []sla.Filter, level float64, concurrency int) int {
-	n := 100
+	return max(100, int(math.Ceil(1.1*float64(samplesNeeded(filters, level)))), 2*concurrency)
+}
+
+// samplesNeeded is how many requests the most extreme percentile filter
+// needs before the interval of its percentile has two finite ends at
+// level: the smallest n with 1 − q^n ≥ 1 − (1 − level)/2 (q the larger
+// of the percentile and its complement); 0 for filters on means.
+func samplesNeeded(filters []sla.Filter, level float64) int {
+	n := 0
 	for _, f := range filters {
 		q, ok := quantileOf(f.Stat)
 		if !ok {
 			continue
 		}
 		tail := math.Max(q, 1-q)
-		need := math.Ceil(math.Log((1-level)/2) / math.Log(tail))
-		n = max(n, int(math.Ceil(1.1*need)))
+		n = max(n, int(math.Ceil(math.Log((1-level)/2)/math.Log(tail))))
 	}
-	return max(n, 2*concurrency)
+	return n
+}
+
+// trialsPerProbe is the most trials a confident probe may run: at least
+// --search-max-trials-per-probe, and, when --request-count fixes each
+// trial's requests, enough trials for the pooled samples to decide the
+// filters (one more than they need). An error when even 20 trials could
+// not.
+func trialsPerProbe(p config.Profile, filters []sla.Filter) (int, error) {
+	n := max(p.MultiRun.NumRuns, p.Search.MaxTrialsPerProbe)
+	count := p.Loadgen.RequestCount
+	if !p.Loadgen.RequestCountGiven || p.Loadgen.BenchmarkDuration > 0 || count <= 0 {
+		return n, nil
+	}
+	need := samplesNeeded(filters, p.MultiRun.ConfidenceLevel)
+	trials := (need+count-1)/count + 1
+	if need > 0 && trials > 20 {
+		return 0, fmt.Errorf("--request-count %d leaves a probe too few requests to decide its percentile SLA at %g %% confidence: it needs %d samples, more than 20 runs give; raise --request-count or leave it out (each probe then sends enough)", count, 100*p.MultiRun.ConfidenceLevel, need)
+	}
+	return max(n, trials), nil
 }
 
 // quantileOf reads p95 as 0.95.
@@ -428,11 +470,13 @@ func searchAnswer(s adaptiveSearch, probes []probeResult, level float64, histPat
 	}
 	switch {
 	case bs == nil || bs.FeasibleMax == nil && bs.InfeasibleMin == nil:
-		b.WriteString("no answer (no probe was decided)\n")
+		b.WriteString("undecided (no probe passed or failed at that confidence)\n")
 	case bs.FeasibleMax == nil:
 		fmt.Fprintf(&b, "none in [%d, %d] (%d fails, %s)\n", s.lo, s.hi, bs.InfeasibleMin.Value, rule)
+	case bs.InfeasibleMin == nil && bs.FeasibleMax.Value >= s.hi:
+		fmt.Fprintf(&b, "%d or more (%d, the top of the range, passes; %s)\n", bs.FeasibleMax.Value, bs.FeasibleMax.Value, rule)
 	case bs.InfeasibleMin == nil:
-		fmt.Fprintf(&b, "%d or more (%d passes, the top of the range; %s)\n", bs.FeasibleMax.Value, bs.FeasibleMax.Value, rule)
+		fmt.Fprintf(&b, "at least %d (%d passes, %s; no load above it failed at that confidence)\n", bs.FeasibleMax.Value, bs.FeasibleMax.Value, rule)
 	default:
 		fmt.Fprintf(&b, "%d (%d passes, %d fails, %s)\n", bs.FeasibleMax.Value, bs.FeasibleMax.Value, bs.InfeasibleMin.Value, rule)
 	}

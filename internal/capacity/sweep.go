@@ -73,25 +73,28 @@ func runSweep(ctx context.Context, opts Options, plan sweepPlan) (*Outcome, *swe
 		CooldownSeconds: p.MultiRun.CooldownSeconds,
 	}
 	done := make([]int, len(plan.cells))
-	prev := -1
+	var prev *step
 	for _, st := range runOrder(len(plan.cells), trials, layout.Independent) {
-		if prev >= 0 {
-			if prev != st.cell {
-				trial.Sleep(ctx, p.Sweep.Cooldown)
-			} else {
+		if prev != nil {
+			// --profile-run-cooldown-seconds between trials (a new trial
+			// of the sweep, or the next trial of a cell), else
+			// --parameter-sweep-cooldown-seconds between cells.
+			if prev.trial != st.trial {
 				trial.Sleep(ctx, p.MultiRun.Cooldown)
+			} else {
+				trial.Sleep(ctx, p.Sweep.Cooldown)
 			}
 		}
 		if ctx.Err() != nil {
 			out.Cancelled = true
 			break
 		}
-		prev = st.cell
+		prev = &st
 		c := plan.cells[st.cell]
 		ro := opts.Run
 		ro.Profile = profiles[st.cell]
 		if st.trial > 0 && p.MultiRun.DisableWarmupAfterFirst {
-			ro.Profile.Loadgen.WarmupRequestCount = 0
+			ro.Profile.Loadgen.WarmupRequestCount, ro.Profile.Loadgen.WarmupDuration, ro.Profile.Loadgen.WarmupDurationSec = 0, 0, 0
 		}
 		dir := layout.RunDir(c, st.trial)
 		label := runLabel(p.Output.ArtifactDir, dir)

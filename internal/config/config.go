@@ -131,6 +131,12 @@ type Endpoint struct {
 	WaitForModelSeconds float64       `json:"wait_for_model_timeout,omitempty"`
 	WaitMode            string        `json:"wait_for_model_mode,omitempty"`
 	WaitInterval        time.Duration `json:"-"`
+	// ResetKVCache POSTs ResetKVCachePath to every server origin before
+	// each run (AIPerf's --reset-kv-cache control hook), within
+	// ResetKVCacheTimeout (0: the request timeout).
+	ResetKVCache        bool          `json:"reset_kv_cache,omitempty"`
+	ResetKVCachePath    string        `json:"reset_kv_cache_path,omitempty"`
+	ResetKVCacheTimeout time.Duration `json:"-"`
 }
 
 // Input describes the dataset.
@@ -329,15 +335,16 @@ const (
 func Default() Profile {
 	return Profile{
 		Endpoint: Endpoint{
-			Type:           EndpointChat,
-			URLs:           []string{DefaultURL},
-			URLStrategy:    URLRoundRobin,
-			HTTPClient:     HTTPClientLean,
-			ServerTimings:  ServerTimingsAuto,
-			RequestTimeout: DefaultRequestTimeout,
-			ModelSelection: ModelRoundRobin,
-			WaitMode:       WaitInference,
-			WaitInterval:   5 * time.Second,
+			Type:             EndpointChat,
+			URLs:             []string{DefaultURL},
+			URLStrategy:      URLRoundRobin,
+			HTTPClient:       HTTPClientLean,
+			ServerTimings:    ServerTimingsAuto,
+			RequestTimeout:   DefaultRequestTimeout,
+			ModelSelection:   ModelRoundRobin,
+			WaitMode:         WaitInference,
+			ResetKVCachePath: "/reset_prefix_cache",
+			WaitInterval:     5 * time.Second,
 		},
 		Input: Input{
 			NumDatasetEntries: 100,
@@ -468,6 +475,15 @@ func (p *Profile) Finish() error {
 		return errors.New("--wait-for-model-timeout cannot be negative and --wait-for-model-interval must be positive")
 	}
 	e.WaitForModelSeconds = e.WaitForModel.Seconds()
+	if p.set["reset-kv-cache-path"] || p.set["reset-kv-cache-timeout-seconds"] {
+		e.ResetKVCache = true // setting either enables the hook, as in AIPerf
+	}
+	if !strings.HasPrefix(e.ResetKVCachePath, "/") || strings.Contains(e.ResetKVCachePath, "://") {
+		return fmt.Errorf("--reset-kv-cache-path %q: give a path relative to the server, starting with / (e.g. /reset_prefix_cache, /flush_cache for SGLang)", e.ResetKVCachePath)
+	}
+	if e.ResetKVCacheTimeout < 0 {
+		return errors.New("--reset-kv-cache-timeout-seconds cannot be negative")
+	}
 	e.TimeoutSeconds = e.RequestTimeout.Seconds()
 	for _, h := range e.Headers {
 		if _, _, ok := strings.Cut(h, ":"); !ok {

@@ -46,6 +46,9 @@ func BindFlags(fs *flag.FlagSet, p *Profile) *Flags {
 	f.vars(boolValue{&p.Tokenizer.UseServerTokenCount}, "Use the server's usage token counts for ISL/OSL instead of the client tokenizer (streams then ask for usage with stream_options.include_usage).", "use-server-token-count")
 	f.vars((*stringValue)(&e.HTTPClient), "HTTP transport: lean (llmbench's HTTP/1.1, least client CPU) or net/http (Go's standard one; proxies always use it).", "http-client")
 	f.vars((*stringValue)(&e.ServerTimings), "Per-request server timings (queue, prefill, decode) joined to each record: auto (ask in the forms vLLM, llama.cpp, SGLang, TGI and NIM accept, read whatever comes back; a stream then asks for its usage chunk) or off (AIPerf's exact request bodies).", "server-timings")
+	f.vars(boolValue{&e.ResetKVCache}, "POST a prefix/KV-cache reset to every server before each run (each trial, sweep cell and search probe), so no run finds the previous one's prompts cached; a failed reset stops the run.", "reset-kv-cache")
+	f.vars((*stringValue)(&e.ResetKVCachePath), "Path of the reset POST (/flush_cache for SGLang); setting it turns --reset-kv-cache on.", "reset-kv-cache-path")
+	f.vars((*secondsValue)(&e.ResetKVCacheTimeout), "Timeout of the reset POST, seconds; setting it turns --reset-kv-cache on.", "reset-kv-cache-timeout-seconds")
 	f.vars(boolValue{&e.Mock}, "Benchmark the built-in simulated server, started in-process, instead of --url (its flags: --mock-*, in --help-all).", "mock")
 
 	f.section("Tokenizer")

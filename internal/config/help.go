@@ -43,6 +43,7 @@ var trueDefaults = map[string]string{
 	"fixed-schedule":                 "on when every conversation of --input-file has a timestamp",
 	"prompt-input-tokens-block-size": "512; 16 with --custom-dataset-type bailian_trace",
 	"search-style":                   "confident",
+	"reset-kv-cache-timeout-seconds": "the request timeout",
 	"search-max-iterations":          "20 (confident, monotonic), 30 (smooth_isotonic)",
 	"concurrency-min":                "1",
 	"concurrency-max":                "1000; 200 for decode-itl-curve",

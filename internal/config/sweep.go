@@ -271,8 +271,8 @@ func (p *Profile) finishSweep() error {
 	if sw.Cooldown < 0 {
 		return errors.New("--parameter-sweep-cooldown-seconds cannot be negative")
 	}
-	if sw.SameSeed && p.set["parameter-sweep-same-seed"] && p.Input.RandomSeed == nil {
-		return errors.New("--parameter-sweep-same-seed gives every cell --random-seed: give one")
+	if sw.SameSeed && p.set["parameter-sweep-same-seed"] && p.Input.RandomSeed == nil && p.MultiRun.NumRuns == 1 {
+		return errors.New("--parameter-sweep-same-seed gives every cell --random-seed: give one (with several trials, 42 is taken)")
 	}
 	se := &p.Search
 	if se.WarmupSeconds < 0 || math.IsNaN(se.WarmupSeconds) {
@@ -280,6 +280,15 @@ func (p *Profile) finishSweep() error {
 	}
 	if se.MaxTrialsPerProbe < 1 || se.MaxTrialsPerProbe > 20 {
 		return fmt.Errorf("--search-max-trials-per-probe %d: use 1 to 20", se.MaxTrialsPerProbe)
+	}
+	in := &p.Input
+	if what := p.manyRuns(); what != "" {
+		switch {
+		case in.FixedSchedule || in.FixedScheduleAuto || in.FixedScheduleStart != nil || in.FixedScheduleEnd != nil:
+			return fmt.Errorf("%s varies the load, but --fixed-schedule replays the file's timestamps: drop one", what)
+		case in.File != "" && isTrace(in.CustomDatasetType) && !in.NoFixedSchedule:
+			return fmt.Errorf("%s varies the load, but a %s file is replayed at its timestamps: add --no-fixed-schedule to send it by --concurrency or --request-rate", what, in.CustomDatasetType)
+		}
 	}
 	if !p.Swept() {
 		return nil
@@ -300,13 +309,6 @@ func (p *Profile) finishSweep() error {
 			}
 		}
 	}
-	in := &p.Input
-	switch {
-	case in.FixedSchedule || in.FixedScheduleAuto || in.FixedScheduleStart != nil || in.FixedScheduleEnd != nil:
-		return fmt.Errorf("a comma list (--%s) sweeps the load, but --fixed-schedule replays the file's timestamps: drop one", names[0])
-	case in.File != "" && isTrace(in.CustomDatasetType) && !in.NoFixedSchedule:
-		return fmt.Errorf("a comma list (--%s) sweeps the load, but a %s file is replayed at its timestamps: add --no-fixed-schedule to send it by --concurrency or --request-rate", names[0], in.CustomDatasetType)
-	}
 	for _, n := range names {
 		for _, v := range sw.Lists[n] {
 			if x, err := strconv.ParseFloat(v, 64); err != nil || x <= 0 && n != "synthetic-input-tokens-stddev" && n != "output-tokens-stddev" || x < 0 || math.IsInf(x, 0) {
@@ -317,14 +319,52 @@ func (p *Profile) finishSweep() error {
 	return nil
 }
 
-// CheckSLAUse refuses SLA filters on a command line that neither sweeps
-// nor searches, where nothing would read them. It concerns the command
-// line as given, not a sweep cell's profile (which has no lists).
-func (p *Profile) CheckSLAUse() error {
+// manyRuns names what makes the profile many runs ("a comma list
+// (--concurrency)", "--search-recipe concurrency-ramp"), "" for one run.
+func (p *Profile) manyRuns() string {
+	if p.Search.Recipe != "" {
+		return "--search-recipe " + p.Search.Recipe
+	}
+	for _, sp := range SweepParams {
+		if _, ok := p.Sweep.Lists[sp.Flag]; ok {
+			return "a comma list (--" + sp.Flag + ")"
+		}
+	}
+	return ""
+}
+
+// sweepOnlyFlags configure a sweep or a search; recipeOnlyFlags a search
+// recipe. Given without one, they would do nothing.
+var (
+	sweepOnlyFlags  = []string{"sweep-type", "parameter-sweep-mode", "parameter-sweep-cooldown-seconds", "parameter-sweep-same-seed", "no-sweep-table"}
+	recipeOnlyFlags = []string{"search-style", "search-max-iterations", "concurrency-min", "concurrency-max", "concurrency-steps",
+		"isl-min", "isl-max", "isl-steps", "osl-min", "osl-max", "osl-steps", "isl-osl-pairs", "degradation-threshold",
+		"degradation-metric-tag", "degradation-stat", "search-warmup-seconds", "search-max-trials-per-probe", "slo-attainment-fraction"}
+)
+
+// CheckCommandLine refuses options that nothing would read: SLA filters
+// and sweep options on a command line that neither sweeps nor searches,
+// recipe options without a recipe. It concerns the command line as given,
+// not a sweep cell's profile (which has no lists).
+func (p *Profile) CheckCommandLine() error {
 	se := p.Search
 	hasSLA := len(se.SLAs) > 0 || se.TTFTms != 0 || se.ITLms != 0 || se.TPOTms != 0 || se.E2Ems != 0 || se.ErrorRate != 0
 	if hasSLA && se.Recipe == "" && !p.Swept() {
 		return errors.New("SLA filters (--search-sla, --ttft-sla-ms, …) judge the cells of a sweep or a search: add a comma list (--concurrency 1,4,16) or a --search-recipe")
+	}
+	if se.Recipe == "" {
+		for _, name := range recipeOnlyFlags {
+			if p.set[name] {
+				return fmt.Errorf("--%s configures a --search-recipe: add one (see --help-all, Search), or drop it", name)
+			}
+		}
+	}
+	if p.manyRuns() == "" {
+		for _, name := range sweepOnlyFlags {
+			if p.set[name] {
+				return fmt.Errorf("--%s configures a sweep: give a comma list (--concurrency 1,4,16) or a --search-recipe, or drop it", name)
+			}
+		}
 	}
 	return nil
 }

@@ -5,20 +5,26 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strings"
 	"time"
 )
 
-// runDir matches the folders of --num-profile-runs (run_0001, …).
-var runDir = regexp.MustCompile(`^run_\d{4}$`)
+// runDir matches the folders of --num-profile-runs (run_0001, …) and of
+// a search's probes (search_iter_0000, …).
+var runDir = regexp.MustCompile(`^(run|search_iter)_\d{4}$`)
 
 // previousNames are the names in an artifact folder that an earlier run
-// wrote with this export prefix: its files, and the folders of a
-// multi-run profile.
+// wrote with this export prefix: its files, the folders of a multi-run
+// profile, and those of a sweep or search (its cells' folders, each
+// holding a run's exports, trials or aggregate; profile_runs/,
+// sweep_aggregate/, search_history.json).
 func previousNames(dir, prefix string) []string {
 	f := ProfileFiles(prefix)
 	sm := ServerMetricsFiles(prefix)
 	candidates := []string{f.ProfileJSON, f.ProfileCSV, f.Records, f.Inputs, f.TimeslicesJSON, f.TimeslicesCSV,
-		sm("json"), sm("csv"), sm("jsonl"), sm("parquet"), GPUTelemetryFile(prefix), "aggregate"}
+		sm("json"), sm("csv"), sm("jsonl"), sm("parquet"), GPUTelemetryFile(prefix), "aggregate",
+		"profile_runs", "sweep_aggregate", "search_history.json"}
 	var out []string
 	for _, name := range candidates {
 		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
@@ -27,11 +33,25 @@ func previousNames(dir, prefix string) []string {
 	}
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
-		if e.IsDir() && runDir.MatchString(e.Name()) {
+		if !e.IsDir() || slices.Contains(out, e.Name()) || strings.HasPrefix(e.Name(), "previous_") {
+			continue
+		}
+		if runDir.MatchString(e.Name()) || isCell(filepath.Join(dir, e.Name()), f.ProfileJSON) {
 			out = append(out, e.Name())
 		}
 	}
 	return out
+}
+
+// isCell reports whether a folder is a sweep cell's: it holds a run's
+// profile export, or trials (profile_runs/), or the cell's aggregate.
+func isCell(dir, profileJSON string) bool {
+	for _, name := range []string{profileJSON, "profile_runs", "aggregate"} {
+		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // KeepPrevious moves what an earlier run left in dir (with the same

@@ -69,3 +69,11 @@ func (c *prefixCache) lookup(ids []int) (cachedTokens int) {
 	// A prompt wholly cached still computes its last token, as vLLM does.
 	return min(hits*prefixBlockTokens, len(ids)-1)
 }
+
+// reset forgets every cached block.
+func (c *prefixCache) reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.blocks = map[uint64]*list.Element{}
+	c.lru.Init()
+}

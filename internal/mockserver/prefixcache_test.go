@@ -127,3 +127,21 @@ func TestAbortCounted(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+func TestPrefixCacheReset(t *testing.T) {
+	c := newPrefixCache(1 << 20)
+	ids := make([]int, 4*prefixBlockTokens)
+	for i := range ids {
+		ids[i] = i
+	}
+	if got := c.lookup(ids); got != 0 {
+		t.Fatalf("first lookup hit %d tokens", got)
+	}
+	if got := c.lookup(ids); got < len(ids)-prefixBlockTokens {
+		t.Fatalf("second lookup hit %d tokens of %d", got, len(ids))
+	}
+	c.reset()
+	if got := c.lookup(ids); got != 0 {
+		t.Errorf("after reset %d tokens hit", got)
+	}
+}

@@ -96,6 +96,11 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, apiCompletions) })
 	s.mux.HandleFunc("GET /v1/models", s.models)
 	s.mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+	// vLLM's reset of its prefix cache (AIPerf's --reset-kv-cache default).
+	s.mux.HandleFunc("POST /reset_prefix_cache", func(w http.ResponseWriter, _ *http.Request) {
+		s.ResetPrefixCache()
+		w.WriteHeader(http.StatusOK)
+	})
 	if cfg.MetricsProfile == "trtllm" {
 		// trtllm-serve: iteration stats as JSON at /metrics, Prometheus at
 		// /prometheus/metrics.
@@ -143,6 +148,10 @@ func (s *Server) Handler() http.Handler { return s.mux }
 
 // Requests is the number of generation requests received so far.
 func (s *Server) Requests() uint64 { return s.seq.Load() }
+
+// ResetPrefixCache empties the simulated prefix cache, as vLLM's POST
+// /reset_prefix_cache does.
+func (s *Server) ResetPrefixCache() { s.prefix.reset() }
 
 // Start serves on addr (for example "127.0.0.1:0") until ctx ends or stop is
 // called, and returns the base URL it listens on.

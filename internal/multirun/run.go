@@ -74,7 +74,7 @@ func Run(ctx context.Context, opts Options) (*Outcome, error) {
 		ro := opts.Run
 		ro.Profile, ro.Shared = base, shared
 		if i > 0 && mr.DisableWarmupAfterFirst {
-			ro.Profile.Loadgen.WarmupRequestCount = 0
+			ro.Profile.Loadgen.WarmupRequestCount, ro.Profile.Loadgen.WarmupDuration, ro.Profile.Loadgen.WarmupDurationSec = 0, 0, 0
 		}
 		o, err := trial.Run(ctx, trial.Spec{Options: ro, Dir: filepath.Join(base.Output.ArtifactDir, label), Label: label, Index: i})
 		if err != nil {

@@ -46,7 +46,8 @@ func NewConfident(lo, hi, maxIter int) (*Confident, error) {
 func (c *Confident) Next() (int, bool) { return c.ask(func() int { return c.next }) }
 
 // Reason implements Planner: confident_boundary_found,
-// confident_no_pass_in_range, confident_no_failure_in_range or
+// confident_no_pass_in_range, confident_lowest_uncertain (the lowest
+// value could be decided neither way), confident_no_failure_in_range or
 // max_iterations.
 func (c *Confident) Reason() string { return c.reason }
 
@@ -129,7 +130,12 @@ func (c *Confident) Tell(o Outcome) (bool, error) {
 			return nonMono, nil
 		}
 		if c.fmax == noValue {
-			c.stop("confident_no_pass_in_range")
+			if verdict == Uncertain {
+				// Not a fail: the lowest load could not be decided.
+				c.stop("confident_lowest_uncertain")
+			} else {
+				c.stop("confident_no_pass_in_range")
+			}
 			return nonMono, nil
 		}
 		c.bisecting = true

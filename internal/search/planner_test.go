@@ -251,7 +251,7 @@ func TestConfidentEdges(t *testing.T) {
 	c, _ := NewConfident(1, 64, 30)
 	run(t, c, func(v, _ int) Outcome { return Outcome{Value: v, Verdict: Uncertain} })
 	b := c.Boundary()
-	if c.Reason() != "confident_no_pass_in_range" || b.InfeasibleMin != nil || !slices.Equal(b.UncertainValues, []int{1}) || b.BoundaryCI != nil {
+	if c.Reason() != "confident_lowest_uncertain" || b.InfeasibleMin != nil || !slices.Equal(b.UncertainValues, []int{1}) || b.BoundaryCI != nil {
 		t.Errorf("reason %q boundary %+v", c.Reason(), b)
 	}
 
