@@ -3,7 +3,7 @@ package export
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
+	"github.com/llmbench/llmbench/internal/goldentest"
 	"math"
 	"os"
 	"path/filepath"
@@ -17,24 +17,8 @@ import (
 	"github.com/llmbench/llmbench/internal/stats"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden file (run with -update to create it): %v", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("%s differs from the golden file\n got:\n%s\nwant:\n%s", name, got, want)
-	}
-}
+// golden compares got with testdata/name (go test -update rewrites it).
+func golden(t *testing.T, name string, got []byte) { t.Helper(); goldentest.Check(t, name, got) }
 
 func sampleResults() metrics.Results {
 	lat := stats.Summarize([]float64{300, 500})

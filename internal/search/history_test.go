@@ -1,37 +1,16 @@
 package search
 
 import (
-	"bytes"
 	"encoding/json"
-	"flag"
+	"github.com/llmbench/llmbench/internal/goldentest"
 	"math"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/llmbench/llmbench/internal/sla"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
-
-// golden compares got with testdata/name, or rewrites it with -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file:\n%s", name, got)
-	}
-}
+// golden compares got with testdata/name (go test -update rewrites it).
+func golden(t *testing.T, name string, got []byte) { t.Helper(); goldentest.Check(t, name, got) }
 
 func baseConfig() HistoryConfig {
 	seed := int64(42)

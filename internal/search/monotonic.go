@@ -111,22 +111,10 @@ func (m *Monotonic) absorb(v int, pass bool) (nonMono bool) {
 }
 
 func (m *Monotonic) planProbe(v int, pass bool) {
-	if !pass {
-		if m.fmax == noValue {
-			m.stop("monotonic_no_pass_in_range")
-			return
-		}
+	if m.bracketStep("monotonic", v, pass, &m.fmax, &m.next) {
 		m.bisecting = true
 		m.planBisect()
-		return
 	}
-	next, top := m.doubling(v)
-	if top {
-		m.fmax = m.hi
-		m.stop("monotonic_no_failure_in_range")
-		return
-	}
-	m.next = next
 }
 
 func (m *Monotonic) planBisect() {

@@ -229,6 +229,29 @@ func (p *probe) stop(reason string) {
 	}
 }
 
+// bracketStep moves the exponential bracket after the verdict at v: a
+// pass asks 2v next (hi once 2v reaches it; a pass at hi sets fmax to hi
+// and ends the search, <name>_no_failure_in_range); a fail before any
+// pass ends it (<name>_no_pass_in_range). It reports whether the bracket
+// is found (a fail above a pass), where bisection starts.
+func (p *probe) bracketStep(name string, v int, pass bool, fmax, next *int) (found bool) {
+	if !pass {
+		if *fmax == noValue {
+			p.stop(name + "_no_pass_in_range")
+			return false
+		}
+		return true
+	}
+	n, top := p.doubling(v)
+	if top {
+		*fmax = p.hi
+		p.stop(name + "_no_failure_in_range")
+		return false
+	}
+	*next = n
+	return false
+}
+
 // doubling is the bracket's next value after a pass at v: 2v, or hi once
 // 2v reaches it; top reports that v is already hi.
 func (p *probe) doubling(v int) (next int, top bool) {

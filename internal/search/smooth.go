@@ -193,22 +193,10 @@ func (s *SmoothIsotonic) absorb(v int, feasible bool) bool {
 }
 
 func (s *SmoothIsotonic) planBracket(v int, feasible bool) {
-	if !feasible {
-		if s.fmax == noValue {
-			s.stop("smooth_isotonic_no_pass_in_range")
-			return
-		}
+	if s.bracketStep("smooth_isotonic", v, feasible, &s.fmax, &s.next) {
 		s.phase = phaseFit
 		s.queueInside()
-		return
 	}
-	next, top := s.doubling(v)
-	if top {
-		s.fmax = s.hi
-		s.stop("smooth_isotonic_no_failure_in_range")
-		return
-	}
-	s.next = next
 }
 
 func (s *SmoothIsotonic) step() {

@@ -3,10 +3,8 @@ package sweep
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
+	"github.com/llmbench/llmbench/internal/goldentest"
 	"math"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -18,26 +16,8 @@ import (
 	"github.com/llmbench/llmbench/internal/stats"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
-
-// golden compares got with testdata/name, or rewrites it with -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file:\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
-}
+// golden compares got with testdata/name (go test -update rewrites it).
+func golden(t *testing.T, name string, got []byte) { t.Helper(); goldentest.Check(t, name, got) }
 
 // dist is a distribution with the given avg and p99; its other
 // percentiles are the avg, except p95 = (avg+p99)/2.

@@ -2,8 +2,6 @@ package ui
 
 import (
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -29,17 +27,7 @@ func TestEffectiveTablesGolden(t *testing.T) {
 		{Def: metrics.DefEffectiveLatency, Dist: &eff},
 	}}
 	got := Table(rs, "title", 0)
-	path := filepath.Join("testdata", "effective_table.txt")
-	if *update {
-		os.WriteFile(path, []byte(got), 0o644)
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != string(want) {
-		t.Fatalf("tables differ from the golden file:\n%s", got)
-	}
+	golden(t, "effective_table.txt", got)
 	e, a, d := strings.Index(got, "title: Effective"), strings.Index(got, "title: Active"), strings.Index(got, "Request Latency")
 	if e < 0 || a < e || d < a || strings.Count(got, "Effective Concurrency") != 1 || strings.Contains(got, "Credit-to-Start") {
 		t.Fatalf("groups out of order or repeated:\n%s", got)

@@ -2,8 +2,7 @@ package ui
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
+	"github.com/llmbench/llmbench/internal/goldentest"
 	"strings"
 	"testing"
 
@@ -127,19 +126,5 @@ func TestGPUTelemetryWidth(t *testing.T) {
 	}
 }
 
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != string(want) {
-		t.Fatalf("%s differs from the golden file (go test -update rewrites it):\n%s", name, got)
-	}
-}
+// golden compares got with testdata/name (go test -update rewrites it).
+func golden(t *testing.T, name, got string) { t.Helper(); goldentest.Check(t, name, []byte(got)) }

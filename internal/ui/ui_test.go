@@ -1,9 +1,6 @@
 package ui
 
 import (
-	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,8 +10,6 @@ import (
 	"github.com/llmbench/llmbench/internal/servermetrics"
 	"github.com/llmbench/llmbench/internal/stats"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 func TestProgressLine(t *testing.T) {
 	got := ProgressLine(30, 20, 5, 100, 0, 2500*time.Millisecond)
@@ -44,17 +39,7 @@ func TestTableGolden(t *testing.T) {
 		Errors: []metrics.ErrorCount{{Error: record.Error{Code: 500, Type: "InternalServerError", Message: "boom\nagain"}, Count: 3}},
 	}
 	got := Table(rs, "title", 0)
-	path := filepath.Join("testdata", "table.txt")
-	if *update {
-		os.WriteFile(path, []byte(got), 0o644)
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != string(want) {
-		t.Fatalf("table differs from golden file:\n%s", got)
-	}
+	golden(t, "table.txt", got)
 	if strings.Contains(got, "Inter Chunk") || strings.Contains(got, "Total Input") {
 		t.Fatal("NoConsole metrics shown")
 	}
