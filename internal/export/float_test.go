@@ -28,12 +28,12 @@ func TestAppendFloat(t *testing.T) {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			continue
 		}
-		if got := string(appendFloat(nil, v)); got != want(v) {
+		if got := string(AppendJSONNumber(nil, v)); got != want(v) {
 			t.Fatalf("%v (bits %x): %q, want %q", v, math.Float64bits(v), got, want(v))
 		}
 	}
 	for _, v := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
-		if got := string(appendFloat(nil, v)); got != "null" {
+		if got := string(AppendJSONNumber(nil, v)); got != "null" {
 			t.Fatalf("%v: %q, want null", v, got)
 		}
 	}

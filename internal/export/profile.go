@@ -84,9 +84,10 @@ type RunInfo struct {
 	CLICommand string `json:"cli_command,omitempty"`
 }
 
-// appendFloat writes v as a JSON number (NaN and ±Inf, which JSON lacks,
-// as null; the exporters leave such fields out instead).
-func appendFloat(b []byte, v float64) []byte {
+// AppendJSONNumber writes v as a JSON number as every export writes it:
+// whole numbers without a fraction, others in their shortest digits, NaN
+// and ±Inf (which JSON lacks) as null.
+func AppendJSONNumber(b []byte, v float64) []byte {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return append(b, "null"...)
 	}
@@ -107,7 +108,7 @@ func appendStat(b []byte, name string, v float64) []byte {
 		return b
 	}
 	b = append(append(append(b, `,"`...), name...), `":`...)
-	return appendFloat(b, v)
+	return AppendJSONNumber(b, v)
 }
 
 // appendMetric renders one metric's block: unit, avg, p1…p99, min, max,

@@ -203,11 +203,11 @@ func (rw *RecordWriter) Write(r *record.Record, v *metrics.Values) error {
 				if i > 0 {
 					b = append(b, ',')
 				}
-				b = appendFloat(b, x)
+				b = AppendJSONNumber(b, x)
 			}
 			b = append(b, ']')
 		} else {
-			b = appendFloat(b, v.V[id])
+			b = AppendJSONNumber(b, v.V[id])
 		}
 		b = append(b, rw.metricTail[id]...)
 	}

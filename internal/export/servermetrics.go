@@ -125,7 +125,7 @@ func (b buckets) MarshalJSON() ([]byte, error) {
 		}
 		out = strconv.AppendQuote(out, le)
 		out = append(out, ':')
-		out = appendFloat(out, b.counts[i])
+		out = AppendJSONNumber(out, b.counts[i])
 	}
 	return append(out, '}'), nil
 }
@@ -578,15 +578,15 @@ func (sw *ScrapeWriter) Write(s *scrape.Snapshot) error {
 					}
 					b = strconv.AppendQuote(b, bk.LeText())
 					b = append(b, ':')
-					b = appendFloat(b, bk.Count)
+					b = AppendJSONNumber(b, bk.Count)
 				}
 				b = append(b, `},"sum":`...)
-				b = appendFloat(b, ser.Sum)
+				b = AppendJSONNumber(b, ser.Sum)
 				b = append(b, `,"count":`...)
-				b = appendFloat(b, ser.Count)
+				b = AppendJSONNumber(b, ser.Count)
 			} else {
 				b = append(b, `"value":`...)
-				b = appendFloat(b, ser.Value)
+				b = AppendJSONNumber(b, ser.Value)
 			}
 			b = append(b, '}')
 		}

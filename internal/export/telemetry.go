@@ -71,7 +71,7 @@ func (tw *TelemetryWriter) Write(rows []gputelemetry.Row) error {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendFloat(append(appendJSONString(b, v.Field.Name), ':'), v.V)
+			b = AppendJSONNumber(append(appendJSONString(b, v.Field.Name), ':'), v.V)
 		}
 		if err := tw.lf.writeLine(append(b, "}}\n"...)); err != nil {
 			return err

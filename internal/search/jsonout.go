@@ -1,10 +1,12 @@
 package search
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
-	"math"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/llmbench/llmbench/internal/export"
 )
 
 // The files of this package are written by a small ordered encoder rather
@@ -102,53 +104,16 @@ func indent(b []byte, depth int) []byte {
 
 // appendNumber writes v as the project's exporters do: null when not
 // finite, whole numbers without a fraction, else the shortest digits.
-func appendNumber(b []byte, v float64) []byte {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return append(b, "null"...)
-	}
-	if math.Abs(v) < 1<<53 && v == math.Trunc(v) && (v != 0 || !math.Signbit(v)) {
-		return strconv.AppendInt(b, int64(v), 10)
-	}
-	if math.Abs(v) < 1e21 {
-		return strconv.AppendFloat(b, v, 'f', -1, 64)
-	}
-	return strconv.AppendFloat(b, v, 'e', -1, 64)
-}
+func appendNumber(b []byte, v float64) []byte { return export.AppendJSONNumber(b, v) }
 
 // appendString writes s as a JSON string, escaping only what JSON
 // requires (orjson's choice: no HTML escapes, UTF-8 kept).
 func appendString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= utf8.RuneSelf {
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError && size == 1 {
-				b = append(b, `\ufffd`...)
-			} else {
-				b = append(b, s[i:i+size]...)
-			}
-			i += size
-			continue
-		}
-		switch {
-		case c == '"' || c == '\\':
-			b = append(b, '\\', c)
-		case c == '\n':
-			b = append(b, `\n`...)
-		case c == '\r':
-			b = append(b, `\r`...)
-		case c == '\t':
-			b = append(b, `\t`...)
-		case c < 0x20:
-			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		default:
-			b = append(b, c)
-		}
-		i++
-	}
-	return append(b, '"')
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	return append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
 }
 
 // breachJSON is a breach record: metric_tag, stat, op, threshold, observed.
