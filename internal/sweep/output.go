@@ -343,9 +343,14 @@ var tableMetrics = [][2]string{
 // the values allow. Cells with several trials show their flat keys'
 // means, where AIPerf leaves them blank (the spec calls it a code bug).
 func Table(s Summary, width int) string {
-	headers := append([]string(nil), s.Paths...)
+	var headers []string
+	for _, p := range s.Paths {
+		// The console names a path without the prefix every path of its
+		// kind shares (the files keep it whole).
+		headers = append(headers, strings.TrimPrefix(strings.TrimPrefix(p, "phases.profiling."), "datasets.main."))
+	}
 	for _, m := range tableMetrics {
-		headers = append(headers, m[0])
+		headers = append(headers, m[0]+" "+m[1])
 	}
 	headers = append(headers, "trials")
 	marks := paretoMarks(s)
@@ -382,12 +387,15 @@ func Table(s Summary, width int) string {
 
 	const gap = 2
 	n := len(headers)
-	widths, floor := make([]int, n), make([]int, n)
+	// floor is a column's longest value and header word (the parts
+	// between "_", "." and blanks), values its longest value (at least 6).
+	widths, floor, values := make([]int, n), make([]int, n), make([]int, n)
 	for j, h := range headers {
-		floor[j] = 1
+		values[j] = 6
 		for _, r := range rows {
-			floor[j] = max(floor[j], utf8.RuneCountInString(r[j]))
+			values[j] = max(values[j], utf8.RuneCountInString(r[j]))
 		}
+		floor[j] = max(values[j], longestWord(h))
 		widths[j] = max(floor[j], utf8.RuneCountInString(h))
 	}
 	total := func() int {
@@ -397,18 +405,22 @@ func Table(s Summary, width int) string {
 		}
 		return t
 	}
-	for width > 0 && total() > width {
-		// Narrow the column whose header overhangs its values the most.
-		k, slack := -1, 0
-		for j := range widths {
-			if sl := widths[j] - max(floor[j], 6); sl > slack {
-				k, slack = j, sl
+	// Narrow the column whose header overhangs its floor the most: first
+	// down to whole words, then, if the table still does not fit, down to
+	// its values (at least 6 runes), breaking words.
+	for _, floors := range [][]int{floor, values} {
+		for width > 0 && total() > width {
+			k, slack := -1, 0
+			for j := range widths {
+				if sl := widths[j] - floors[j]; sl > slack {
+					k, slack = j, sl
+				}
 			}
+			if k < 0 {
+				break
+			}
+			widths[k]--
 		}
-		if k < 0 {
-			break
-		}
-		widths[k]--
 	}
 
 	wrapped := make([][]string, n)
@@ -454,21 +466,45 @@ func Table(s Summary, width int) string {
 	return b.String()
 }
 
-// wrap splits a header into lines of at most w runes, after a "_" or "."
-// where it can.
+// longestWord is the length of the longest run of h between "_", "."
+// and blanks, each counted with its trailing separator but a blank.
+func longestWord(h string) int {
+	longest, n := 1, 0
+	for _, r := range h {
+		switch r {
+		case ' ':
+			n = 0
+		case '_', '.':
+			longest = max(longest, n+1)
+			n = 0
+			continue
+		default:
+			n++
+		}
+		longest = max(longest, n)
+	}
+	return longest
+}
+
+// wrap splits a header into lines of at most w runes, at a blank or
+// after a "_" or "." where it can.
 func wrap(h string, w int) []string {
 	r := []rune(h)
 	var out []string
 	for len(r) > w {
-		cut := w
-		for i := w - 1; i > 0; i-- {
-			if r[i] == '_' || r[i] == '.' {
-				cut = i + 1
+		cut, next := w, w
+		for i := w; i > 0; i-- {
+			if i < len(r) && r[i] == ' ' {
+				cut, next = i, i+1 // the blank ends the line, unprinted
+				break
+			}
+			if i < w && (r[i] == '_' || r[i] == '.') {
+				cut, next = i+1, i+1
 				break
 			}
 		}
 		out = append(out, string(r[:cut]))
-		r = r[cut:]
+		r = r[next:]
 	}
 	return append(out, string(r))
 }
