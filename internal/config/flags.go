@@ -142,7 +142,7 @@ func BindFlags(fs *flag.FlagSet, p *Profile) *Flags {
 
 	mr := &p.MultiRun
 	f.section("Multi-Run")
-	f.vars((*intValue)(&mr.NumRuns), "Number of profile runs, for confidence intervals across them (1-10); results in run_0001/…, the aggregate in aggregate/.", "num-profile-runs")
+	f.vars((*intValue)(&mr.NumRuns), "Number of profile runs, for confidence intervals across them (1-10); results in profile_runs/run_0001/…, the aggregate in aggregate/.", "num-profile-runs")
 	f.vars((*secondsValue)(&mr.Cooldown), "Seconds to wait between profile runs.", "profile-run-cooldown-seconds")
 	f.vars((*floatValue)(&mr.ConfidenceLevel), "Confidence level of the intervals across runs.", "confidence-level")
 	f.bools(&mr.DisableWarmupAfterFirst, "Run the warm-up only before the first profile run.", "profile-run-disable-warmup-after-first")

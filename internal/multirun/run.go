@@ -16,7 +16,7 @@ import (
 // Options configure a multi-run profile.
 type Options struct {
 	// Run is one run's options; each run gets its own artifact directory,
-	// <artifact dir>/run_0001, … under the profile's.
+	// <artifact dir>/profile_runs/run_0001, … (AIPerf 0.12's layout).
 	Run benchmark.Options
 	// OnRun hears of each run as it ends (res may be nil when err is set).
 	OnRun func(label string, res *benchmark.Result, err error)
@@ -76,7 +76,7 @@ func Run(ctx context.Context, opts Options) (*Outcome, error) {
 		if i > 0 && mr.DisableWarmupAfterFirst {
 			ro.Profile.Loadgen.WarmupRequestCount, ro.Profile.Loadgen.WarmupDuration, ro.Profile.Loadgen.WarmupDurationSec = 0, 0, 0
 		}
-		o, err := trial.Run(ctx, trial.Spec{Options: ro, Dir: filepath.Join(base.Output.ArtifactDir, label), Label: label, Index: i})
+		o, err := trial.Run(ctx, trial.Spec{Options: ro, Dir: filepath.Join(base.Output.ArtifactDir, "profile_runs", label), Label: label, Index: i})
 		if err != nil {
 			return out, err // every run would refuse the same input
 		}

@@ -102,7 +102,7 @@ func TestRunRecordsAFailedRun(t *testing.T) {
 	var seeds []float64
 	for i, wantLines := range []int{5, 4, 4} {
 		label := RunLabel(i)
-		lines, _ := os.ReadFile(filepath.Join(dir, label, "profile_export.jsonl"))
+		lines, _ := os.ReadFile(filepath.Join(dir, "profile_runs", label, "profile_export.jsonl"))
 		if got := bytes.Count(lines, []byte("\n")); got != wantLines {
 			t.Errorf("%s: %d records, want %d", label, got, wantLines)
 		}
@@ -113,7 +113,7 @@ func TestRunRecordsAFailedRun(t *testing.T) {
 				Label string  `json:"run_label"`
 			} `json:"run_info"`
 		}
-		raw, _ := os.ReadFile(filepath.Join(dir, label, "profile_export_aiperf.json"))
+		raw, _ := os.ReadFile(filepath.Join(dir, "profile_runs", label, "profile_export_aiperf.json"))
 		if err := json.Unmarshal(raw, &prof); err != nil || prof.RunInfo.Label != label || prof.RunInfo.Trial != i {
 			t.Errorf("%s run_info %+v (%v)", label, prof.RunInfo, err)
 		}
