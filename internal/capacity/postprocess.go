@@ -87,7 +87,7 @@ func postProcess(rr *recipeRun, res *sweepResult) (file, answer string, err erro
 			}
 		}
 		if data, err = search.DecodeITLSurface(search.SurfaceParams{}, pts); err == nil {
-			answer = fmt.Sprintf("Decode ITL surface (inter_token_latency avg) over %d measured cells.\n", len(pts))
+			answer = surfaceAnswer(pts)
 		}
 	case "pareto-sweep":
 		var cells []search.ParetoCell
@@ -196,6 +196,27 @@ func paretoAnswer(data []byte) string {
 		}
 	}
 	return fmt.Sprintf("Pareto-optimal (TTFT p95 against output tokens/s), %d of %d cells: %s.\n", len(opt), len(k.Cells), strings.Join(opt, "; "))
+}
+
+// surfaceAnswer says where the decode ITL is lowest and highest.
+func surfaceAnswer(pts []search.SurfacePoint) string {
+	lo, hi := -1, -1
+	for i, p := range pts {
+		if math.IsNaN(p.ITL) {
+			continue
+		}
+		if lo < 0 || p.ITL < pts[lo].ITL {
+			lo = i
+		}
+		if hi < 0 || p.ITL > pts[hi].ITL {
+			hi = i
+		}
+	}
+	if lo < 0 {
+		return "Decode ITL surface: no cell measured an inter-token latency.\n"
+	}
+	return fmt.Sprintf("Decode ITL surface over %d cells: inter_token_latency avg from %.2f ms (concurrency %g, OSL %g) to %.2f ms (concurrency %g, OSL %g).\n",
+		len(pts), pts[lo].ITL, pts[lo].Concurrency, pts[lo].OSL, pts[hi].ITL, pts[hi].Concurrency, pts[hi].OSL)
 }
 
 func orNone(v any) any {
