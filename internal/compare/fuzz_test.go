@@ -97,7 +97,6 @@ func refReadRecords(data []byte) (*Run, error) {
 	return r, nil
 }
 
-
 // FuzzReadRecords: readRecords reads what encoding/json reads: whenever
 // the reference reads a file, it reads the same requests, errors, values
 // and units. It may refuse less (or more) of what is not JSON.
