@@ -22,7 +22,6 @@ import (
 	"github.com/llmbench/llmbench/internal/export"
 	"github.com/llmbench/llmbench/internal/hfhub"
 	"github.com/llmbench/llmbench/internal/mockserver"
-	"github.com/llmbench/llmbench/internal/multirun"
 	"github.com/llmbench/llmbench/internal/tokenizer"
 	"github.com/llmbench/llmbench/internal/ui"
 	"github.com/llmbench/llmbench/internal/verdict"
@@ -327,116 +326,6 @@ func verdictExit(stderr io.Writer, failOn, what string, v verdict.Verdict) int {
 	}
 	fmt.Fprintf(stderr, "llmbench profile: %s's verdict is %s (%s), and --fail-on-verdict is %s: exit code %d\n", what, v.Level, strings.Join(codes, ", "), failOn, exitVerdict)
 	return exitVerdict
-}
-
-// profileRuns runs --num-profile-runs profiles and prints each run's
-// outcome and the confidence intervals of the key metrics.
-func profileRuns(ctx context.Context, opts benchmark.Options, stdout, stderr io.Writer) int {
-	quiet := opts.Profile.Output.UIType == "none"
-	n := opts.Profile.MultiRun.NumRuns
-	// worst is the worst run verdict, for --fail-on-verdict.
-	var worst *verdict.Verdict
-	worstLabel := ""
-	out, err := multirun.Run(ctx, multirun.Options{Run: opts, OnRun: func(label string, res *benchmark.Result, err error) {
-		if res != nil && res.Summary.Verdict != nil && (worst == nil || res.Summary.Verdict.Level > worst.Level) {
-			worst, worstLabel = res.Summary.Verdict, label
-		}
-		switch {
-		case err != nil:
-			fmt.Fprintf(stderr, "llmbench profile: %s failed: %v\n", label, err)
-		case !quiet:
-			rs := res.Summary.Results
-			fmt.Fprintf(stdout, "%s of %d: %d requests, %d errors; artifacts in %s\n", label, n, rs.RequestCount, rs.ErrorCount, res.ArtifactDir)
-			if v := res.Summary.Verdict; v != nil {
-				fmt.Fprint(stdout, ui.Verdict(*v))
-			}
-		}
-	}})
-	if out != nil && len(out.Files) > 0 && !quiet {
-		fmt.Fprint(stdout, "\n"+multirun.ConsoleTable(out.Summary.Stats, out.Summary.ConfidenceLevel, len(out.Summary.RunLabels)))
-		fmt.Fprintf(stdout, "\nAggregate in %s:\n", out.Dir)
-		for _, f := range out.Files {
-			fmt.Fprintf(stdout, "  %s\n", filepath.Join(out.Dir, f))
-		}
-	}
-	switch {
-	case out != nil && out.Cancelled:
-		fmt.Fprintln(stderr, "llmbench profile: interrupted; the aggregate covers the runs completed before it")
-		return exitCancelled
-	case err != nil:
-		fmt.Fprintf(stderr, "llmbench profile: %v\n", err)
-		if input := (*benchmark.InputError)(nil); errors.As(err, &input) {
-			return exitUsage
-		}
-		return exitFailed
-	}
-	if worst != nil {
-		return verdictExit(stderr, opts.Profile.Output.FailOnVerdict, worstLabel, *worst)
-	}
-	return exitOK
-}
-
-// profileCapacity runs a sweep (comma lists) or a search recipe: every
-// cell's outcome as it ends, the table of finished cells, the answer, and
-// where the aggregates are.
-func profileCapacity(ctx context.Context, args []string, opts benchmark.Options, stdout, stderr io.Writer, width int) int {
-	quiet := opts.Profile.Output.UIType == "none"
-	var worst *verdict.Verdict
-	worstLabel := ""
-	out, err := capacity.Run(ctx, capacity.Options{
-		Run: opts, Out: stdout, Log: stderr, Width: width,
-		Table: !quiet && !opts.Profile.Sweep.NoTable && width > 0, // a terminal: ui.Width is 0 for a file or a pipe
-		Build: func(overrides [][2]string) (config.Profile, error) {
-			p, _, err := parseProfile(args, overrides)
-			return p, err
-		},
-		OnRun: func(label string, res *benchmark.Result, err error) {
-			if res != nil && res.Summary.Verdict != nil && (worst == nil || res.Summary.Verdict.Level > worst.Level) {
-				worst, worstLabel = res.Summary.Verdict, label
-			}
-			switch {
-			case err != nil:
-				fmt.Fprintf(stderr, "llmbench profile: %s failed: %v\n", label, err)
-			case !quiet:
-				rs := res.Summary.Results
-				fmt.Fprintf(stdout, "%s: %d requests, %d errors; artifacts in %s\n", label, rs.RequestCount, rs.ErrorCount, res.ArtifactDir)
-			}
-		},
-	})
-	if out != nil && !quiet {
-		if out.Answer != "" {
-			fmt.Fprint(stdout, "\n"+out.Answer)
-		}
-		if len(out.Files) > 0 || out.CellAggregates > 0 {
-			fmt.Fprintln(stdout, "\nAggregates:")
-			for _, f := range out.Files {
-				fmt.Fprintf(stdout, "  %s\n", f)
-			}
-			if n := out.CellAggregates; n > 0 {
-				fmt.Fprintf(stdout, "  and %d per-cell confidence aggregates (profile_export_aiperf_aggregate.json, .csv), e.g. in %s\n", n, out.CellAggregateDirs[0])
-			}
-		}
-	}
-	switch {
-	case out != nil && out.Cancelled && errors.Is(err, capacity.ErrTooFewRuns):
-		fmt.Fprintf(stderr, "llmbench profile: interrupted after %d successful runs, too few for a sweep aggregate; each run's artifacts are kept\n", out.Successful)
-		return exitCancelled
-	case out != nil && out.Cancelled:
-		fmt.Fprintln(stderr, "llmbench profile: interrupted; the aggregates cover the runs completed before it")
-		return exitCancelled
-	case err != nil:
-		fmt.Fprintf(stderr, "llmbench profile: %v\n", err)
-		var input *benchmark.InputError
-		var usage *capacity.UsageError
-		if errors.As(err, &input) || errors.As(err, &usage) {
-			return exitUsage
-		}
-		return exitFailed
-	}
-	if worst != nil {
-		return verdictExit(stderr, opts.Profile.Output.FailOnVerdict, worstLabel, *worst)
-	}
-	return exitOK
 }
 
 // helpAll reports whether the command line asks for --help-all (before
