@@ -179,7 +179,7 @@ func (c CellResult) block(key string) (Block, bool) {
 // the mean of the flat block <tag>_<stat>, else the field stat of the
 // bare block <tag>. This is what best_configurations, pareto_optimal and
 // the console table read. AIPerf reads only the flat key for the first
-// two, so a single-trial sweep gets none (the spec calls it a code bug);
+// two, so a single-trial sweep gets none (issue 24 names it a plain bug of AIPerf's code);
 // and only the bare block for the table, which so prints blanks for
 // cells with several trials. llmbench reads both.
 func (c CellResult) Stat(tag, stat string) (v float64, unit string, ok bool) {
@@ -316,7 +316,7 @@ func Aggregate(cells []CellOutcome, m Meta) Summary {
 		}
 	} else {
 		// AIPerf multiplies the distinct-value counts for every kind, so a
-		// 3-cell zip reports 9 (the spec calls it a code bug); llmbench
+		// 3-cell zip reports 9 (issue 24 names it a plain bug of AIPerf's code); llmbench
 		// counts the cells.
 		s.NumCombinations = len(s.Cells)
 	}

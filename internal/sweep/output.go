@@ -341,7 +341,7 @@ var tableMetrics = [][2]string{
 // 2 decimals, none blank; columns right-aligned. With width > 0, long
 // headers wrap over several lines to keep the table within width where
 // the values allow. Cells with several trials show their flat keys'
-// means, where AIPerf leaves them blank (the spec calls it a code bug).
+// means, where AIPerf leaves them blank (llmbench's choice: the values exist).
 func Table(s Summary, width int) string {
 	var headers []string
 	for _, p := range s.Paths {
