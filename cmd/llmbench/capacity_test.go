@@ -585,3 +585,15 @@ func intToFloat(p *int) *float64 {
 	f := float64(*p)
 	return &f
 }
+
+// TestMisspeltSLAMetric: a filter on a metric no run reports stops the
+// sweep with an error naming it, rather than judging every cell failed.
+func TestMisspeltSLAMetric(t *testing.T) {
+	quickRuns(t)
+	var stdout, stderr bytes.Buffer
+	code := run(profileArgs("--concurrency", "1,2", "--request-count", "4", "--search-sla", "time_to_first_tokn:p95:lt:100",
+		"--artifact-dir", t.TempDir(), "--ui", "none"), &stdout, &stderr)
+	if code != exitFailed || !strings.Contains(stderr.String(), `reports no metric "time_to_first_tokn"`) {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr.String())
+	}
+}

@@ -191,3 +191,17 @@ func TestDescribeFilter(t *testing.T) {
 		t.Error("num")
 	}
 }
+
+// TestUnreported: a filter on a metric the run does not report is named;
+// the error rate, derived from the counts, is always there.
+func TestUnreported(t *testing.T) {
+	rs := results(20, 10, 0, 1)
+	ok := []sla.Filter{{Tag: "time_to_first_token", Stat: "p95", Op: sla.LT, Threshold: 1}, {Tag: "request_error_rate", Stat: "avg", Op: sla.LT, Threshold: 1}}
+	if f := unreported(rs, ok); f != nil {
+		t.Errorf("reported %v as missing", f)
+	}
+	typo := append(ok, sla.Filter{Tag: "time_to_first_tokn", Stat: "p95", Op: sla.LT, Threshold: 1})
+	if f := unreported(rs, typo); f == nil || f.Tag != "time_to_first_tokn" {
+		t.Errorf("missing metric: %v", f)
+	}
+}

@@ -194,6 +194,9 @@ func runProbe(ctx context.Context, opts Options, s adaptiveSearch, v, iteration 
 			}
 		} else {
 			out.Successful++
+			if f := unreported(o.Result.Summary.Results, s.filters); f != nil {
+				return pr, false, unreportedError(f, full)
+			}
 			rs := withFilterMetrics(o.Result.Summary.Results, s.filters)
 			pr.runs, pr.labels = append(pr.runs, rs), append(pr.labels, full)
 			for tag, xs := range o.Result.Samples {

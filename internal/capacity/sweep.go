@@ -114,6 +114,9 @@ func runSweep(ctx context.Context, opts Options, plan sweepPlan) (*Outcome, *swe
 				break
 			}
 		} else {
+			if f := unreported(o.Result.Summary.Results, plan.filters); f != nil {
+				return out, nil, unreportedError(f, label)
+			}
 			oc.Runs = append(oc.Runs, withFilterMetrics(o.Result.Summary.Results, plan.filters))
 			oc.Labels = append(oc.Labels, label)
 			out.Successful++

@@ -1,6 +1,7 @@
 package capacity
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/llmbench/llmbench/internal/metrics"
@@ -96,4 +97,25 @@ func mean(xs []float64) float64 {
 		return math.NaN()
 	}
 	return sum / float64(n)
+}
+
+// unreported is the first filter whose metric the run does not report at
+// all (a misspelt tag, or a metric this endpoint never produces), nil
+// when each is there. Such a filter would fail every cell and probe
+// without saying why; the caller stops with an error instead.
+func unreported(rs metrics.Results, filters []sla.Filter) *sla.Filter {
+	for i, f := range filters {
+		if f.Tag == errorRateTag {
+			continue
+		}
+		if _, ok := rs.Get(f.Tag); !ok {
+			return &filters[i]
+		}
+	}
+	return nil
+}
+
+// unreportedError says which SLA filter names a metric no run reports.
+func unreportedError(f *sla.Filter, label string) error {
+	return fmt.Errorf("SLA filter %s: %s reports no metric %q; check the tag's spelling (the profile export's metric names, e.g. time_to_first_token, request_latency)", f, label, f.Tag)
 }
