@@ -212,6 +212,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 			return res, err
 		}
 	}
+	writeReport(dir, names, opts, res)
 	for _, err := range []error{runErr, writeErr, closeErr, smErr, gpuErr} {
 		if err != nil {
 			return res, err

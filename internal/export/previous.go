@@ -22,7 +22,7 @@ var runDir = regexp.MustCompile(`^(run|search_iter)_\d{4}$`)
 func previousNames(dir, prefix string) []string {
 	f := ProfileFiles(prefix)
 	sm := ServerMetricsFiles(prefix)
-	candidates := []string{f.ProfileJSON, f.ProfileCSV, f.Records, f.Inputs, f.TimeslicesJSON, f.TimeslicesCSV,
+	candidates := []string{f.ProfileJSON, f.ProfileCSV, f.Records, f.Inputs, f.TimeslicesJSON, f.TimeslicesCSV, f.Report,
 		sm("json"), sm("csv"), sm("jsonl"), sm("parquet"), GPUTelemetryFile(prefix), "aggregate",
 		"profile_runs", "sweep_aggregate", "search_history.json"}
 	var out []string

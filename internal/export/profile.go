@@ -29,14 +29,17 @@ import (
 type Files struct {
 	ProfileJSON, ProfileCSV, Records, Inputs string
 	TimeslicesJSON, TimeslicesCSV            string
+	// Report is the run's report.html.
+	Report string
 }
 
 // ProfileFiles names the client-side exports as AIPerf does. With no
 // prefix: profile_export_aiperf.json/.csv, profile_export.jsonl and
 // profile_export_aiperf_timeslices.json/.csv; with --profile-export-prefix
-// p: p.json, p.csv, p.jsonl, p_timeslices.json/.csv.
+// p: p.json, p.csv, p.jsonl, p_timeslices.json/.csv. The report is
+// report.html, or p_report.html.
 func ProfileFiles(prefix string) Files {
-	f := Files{Inputs: "inputs.json"}
+	f := Files{Inputs: "inputs.json", Report: "report.html"}
 	if prefix == "" {
 		f.ProfileJSON, f.ProfileCSV, f.Records = "profile_export_aiperf.json", "profile_export_aiperf.csv", "profile_export.jsonl"
 		f.TimeslicesJSON, f.TimeslicesCSV = "profile_export_aiperf_timeslices.json", "profile_export_aiperf_timeslices.csv"
@@ -44,6 +47,7 @@ func ProfileFiles(prefix string) Files {
 	}
 	f.ProfileJSON, f.ProfileCSV, f.Records = prefix+".json", prefix+".csv", prefix+".jsonl"
 	f.TimeslicesJSON, f.TimeslicesCSV = prefix+"_timeslices.json", prefix+"_timeslices.csv"
+	f.Report = prefix + "_report.html"
 	return f
 }
 

@@ -1,0 +1,26 @@
+package benchmark
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/llmbench/llmbench/internal/artifacts"
+	"github.com/llmbench/llmbench/internal/export"
+	"github.com/llmbench/llmbench/internal/report"
+)
+
+// writeReport draws the run's report.html from the files just written,
+// last, so that it shows what the exports hold. A report that cannot be
+// drawn is a warning, not a failed run: the exports are complete, and
+// `llmbench plot` can draw it again.
+func writeReport(dir string, names export.Files, opts Options, res *Result) {
+	r, err := artifacts.LoadRun(dir, artifacts.Names{Records: names.Records, Export: names.ProfileJSON}, report.RecordTags...)
+	if err == nil {
+		_, err = report.WriteAs(dir, names.Report, report.SingleRun(r, "llmbench "+opts.Version))
+	}
+	if err != nil {
+		fmt.Fprintf(opts.Log, "WARNING  no report: %v; the exports are complete, and 'llmbench plot %s' draws it\n", err, dir)
+		return
+	}
+	res.Files = append(res.Files, filepath.Base(names.Report))
+}
