@@ -9,8 +9,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/llmbench/llmbench/internal/artifacts"
 	"github.com/llmbench/llmbench/internal/compare"
 	"github.com/llmbench/llmbench/internal/export"
+	"github.com/llmbench/llmbench/internal/report"
 	"github.com/llmbench/llmbench/internal/ui"
 )
 
@@ -20,7 +22,8 @@ Compares two artifact folders (a run, or a multi-run with profile_runs/):
 every metric's change from BASE to NEW with its confidence interval (a
 bootstrap over requests for single runs, Welch's t over runs when both are
 multi-runs) and a verdict: improved, regressed or no significant change.
-Writes compare.json. Exit code 1 when a --fail-on gate fails.
+Writes compare.json and compare.html (the same, as a page with the two
+sides' distributions). Exit code 1 when a --fail-on gate fails.
 
 Flags:
   --fail-on GATE           fail (exit 1) on a significant regression beyond
@@ -54,19 +57,13 @@ func compareCommand(args []string, stdout, stderr io.Writer) int {
 		return nil
 	})
 	// The folders may come before, between or after the flags.
-	var folders []string
-	for rest := args; ; {
-		if err := fs.Parse(rest); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				fmt.Fprint(stdout, compareUsage)
-				return exitOK
-			}
-			return compareUsageError(stderr, flagErrorText(err))
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		folders, rest = append(folders, fs.Arg(0)), fs.Args()[1:]
+	folders, err := parseInterleaved(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(stdout, compareUsage)
+		return exitOK
+	}
+	if err != nil {
+		return compareUsageError(stderr, flagErrorText(err))
 	}
 	if len(folders) != 2 {
 		return compareUsageError(stderr, fmt.Sprintf("give two artifact folders, BASE and NEW (got %d)", len(folders)))
@@ -101,6 +98,11 @@ func compareCommand(args []string, stdout, stderr io.Writer) int {
 		return exitFailed
 	}
 	fmt.Fprintf(stdout, "\nComparison in %s\n", path)
+	if htmlPath, err := writeComparisonReport(res, sides, filepath.Dir(path)); err != nil {
+		fmt.Fprintf(stderr, "WARNING  no comparison report: %v\n", err)
+	} else {
+		fmt.Fprintf(stdout, "Report in %s\n", htmlPath)
+	}
 	if res.Failed() {
 		// A gate fails on a significant regression beyond its allowance,
 		// or when it could not be checked (it must not pass silently).
@@ -123,4 +125,23 @@ func compareCommand(args []string, stdout, stderr io.Writer) int {
 func compareUsageError(stderr io.Writer, msg string) int {
 	fmt.Fprintf(stderr, "llmbench compare: %s. Run 'llmbench compare --help' for the flags.\n", strings.TrimSuffix(msg, "."))
 	return exitUsage
+}
+
+// writeComparisonReport writes compare.html into dir, with the two sides'
+// distributions drawn from their runs' records.
+func writeComparisonReport(res *compare.Result, sides []*compare.Side, dir string) (string, error) {
+	runs := make([][]*artifacts.Run, len(sides))
+	for i, s := range sides {
+		for _, r := range s.Runs {
+			if !r.HasRecords {
+				continue
+			}
+			run, err := artifacts.LoadRun(r.Dir, artifacts.DefaultNames, report.RecordTags...)
+			if err != nil {
+				return "", err
+			}
+			runs[i] = append(runs[i], run)
+		}
+	}
+	return report.WriteAs(dir, report.CompareFileName, report.Comparison(res, runs[0], runs[1], "llmbench "+version))
 }

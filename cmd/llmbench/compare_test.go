@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/llmbench/llmbench/internal/browsertest"
 )
 
 // compareRun profiles the built-in server at the given TTFT, jittered by
@@ -77,6 +79,16 @@ func TestCompareFlagsARegression(t *testing.T) {
 	}
 	if !strings.Contains(stdout.String(), "regressed") {
 		t.Errorf("the table does not say regressed:\n%s", stdout.String())
+	}
+	// compare.html, beside compare.json, says so to a person.
+	if browsertest.Chromium() != "" || os.Getenv("CI") != "" {
+		shown := openReport(t, filepath.Join(root, "compare.html"))
+		if v, err := shown.page.Text("#verdict-time_to_first_token-avg"); err != nil || v != "regressed" {
+			t.Errorf("compare.html shows TTFT avg as %q (%v), want regressed", v, err)
+		}
+		if !shown.has("compare_ttft_cdf") {
+			t.Errorf("compare.html has no TTFT distributions: %+v", shown.charts)
+		}
 	}
 
 	stdout.Reset()

@@ -96,6 +96,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return mockServer(args[2:], stderr)
 	case "compare":
 		return compareCommand(args[2:], stdout, stderr)
+	case "plot":
+		return plotCommand(args[2:], stdout, stderr)
 	case "version", "--version", "-V":
 		fmt.Fprintln(stdout, "llmbench", version)
 		return exitOK
@@ -115,6 +117,7 @@ Usage:
   llmbench profile --model M [--url http://host:port] [flags]   run a benchmark
   llmbench profile --model M --mock [flags]                       benchmark the built-in simulated server
   llmbench compare BASE NEW [--fail-on GATE ...]                  did NEW get better or worse than BASE, or is it noise?
+  llmbench plot DIR... [--png]                                    draw report.html (and PNGs) from artifact folders
   llmbench mock-server [--port 8000] [flags]                      serve the simulated LLM server
   llmbench version
 

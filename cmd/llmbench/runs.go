@@ -11,6 +11,7 @@ import (
 	"github.com/llmbench/llmbench/internal/capacity"
 	"github.com/llmbench/llmbench/internal/config"
 	"github.com/llmbench/llmbench/internal/multirun"
+	"github.com/llmbench/llmbench/internal/report"
 	"github.com/llmbench/llmbench/internal/ui"
 	"github.com/llmbench/llmbench/internal/verdict"
 )
@@ -64,11 +65,18 @@ func profileRuns(ctx context.Context, opts benchmark.Options, stdout, stderr io.
 	quiet := opts.Profile.Output.UIType == "none"
 	rep := &runReporter{stdout: stdout, stderr: stderr, quiet: quiet, of: opts.Profile.MultiRun.NumRuns, verdicts: true}
 	out, err := multirun.Run(ctx, multirun.Options{Run: opts, OnRun: rep.onRun})
+	reportPath := ""
+	if out != nil && len(out.Files) > 0 {
+		reportPath = writeTopReport(opts.Profile.Output.ArtifactDir, stderr)
+	}
 	if out != nil && len(out.Files) > 0 && !quiet {
 		fmt.Fprint(stdout, "\n"+multirun.ConsoleTable(out.Summary.Stats, out.Summary.ConfidenceLevel, len(out.Summary.RunLabels)))
 		fmt.Fprintf(stdout, "\nAggregate in %s:\n", out.Dir)
 		for _, f := range out.Files {
 			fmt.Fprintf(stdout, "  %s\n", filepath.Join(out.Dir, f))
+		}
+		if reportPath != "" {
+			fmt.Fprintf(stdout, "Report in %s\n", reportPath)
 		}
 	}
 	switch {
@@ -100,6 +108,10 @@ func profileCapacity(ctx context.Context, args []string, opts benchmark.Options,
 		},
 		OnRun: rep.onRun,
 	})
+	reportPath := ""
+	if out != nil && (len(out.Files) > 0 || out.CellAggregates > 0) {
+		reportPath = writeTopReport(opts.Profile.Output.ArtifactDir, stderr)
+	}
 	if out != nil && !quiet {
 		if out.Answer != "" {
 			fmt.Fprint(stdout, "\n"+out.Answer)
@@ -112,6 +124,9 @@ func profileCapacity(ctx context.Context, args []string, opts benchmark.Options,
 			if n := out.CellAggregates; n > 0 {
 				fmt.Fprintf(stdout, "  and %d per-cell confidence aggregates (profile_export_aiperf_aggregate.json, .csv), e.g. in %s\n", n, out.CellAggregateDirs[0])
 			}
+		}
+		if reportPath != "" {
+			fmt.Fprintf(stdout, "Report in %s\n", reportPath)
 		}
 	}
 	switch {
@@ -131,4 +146,19 @@ func profileCapacity(ctx context.Context, args []string, opts benchmark.Options,
 		return exitFailed
 	}
 	return rep.exit(opts.Profile.Output.FailOnVerdict)
+}
+
+// writeTopReport draws the report of a multi-run, sweep or search at the
+// top of its folder, from its files; "" with a warning when it cannot
+// (the aggregates are complete, and `llmbench plot DIR` draws it later).
+func writeTopReport(dir string, stderr io.Writer) string {
+	page, err := report.Build([]string{dir}, "llmbench "+version)
+	if err == nil {
+		var path string
+		if path, err = report.Write(dir, page); err == nil {
+			return path
+		}
+	}
+	fmt.Fprintf(stderr, "WARNING  no report: %v; 'llmbench plot %s' draws it\n", err, dir)
+	return ""
 }
