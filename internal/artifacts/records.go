@@ -1,7 +1,6 @@
 package artifacts
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -9,10 +8,6 @@ import (
 	"slices"
 	"strconv"
 )
-
-// maxLine bounds one JSONL line: a long stream's inter_chunk_latency list
-// makes lines of hundreds of kilobytes.
-const maxLine = 64 << 20
 
 // Record is one request of profile_export.jsonl.
 type Record struct {
@@ -44,66 +39,54 @@ func (r *Record) Value(tag string) (float64, bool) {
 	return v, ok
 }
 
-// readRecords reads profile_export.jsonl, every record (warm-up
-// included), keys matched as the exporters write them; keep, when not
-// empty, names the only metrics kept.
-func readRecords(rd io.Reader, keep []string) ([]Record, error) {
-	sc := bufio.NewScanner(rd)
-	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
+// ReadRecords reads profile_export.jsonl, every record (warm-up
+// included), keys matched as the exporters write them; keep, when given,
+// names the only metrics kept.
+func ReadRecords(rd io.Reader, keep ...string) ([]Record, error) {
 	var out []Record
-	line := 0
-	for sc.Scan() {
-		line++
-		b := bytes.TrimSpace(sc.Bytes())
-		if len(b) == 0 {
-			continue
-		}
+	err := EachLine(rd, func(_ int, b []byte) error {
 		rec, err := parseRecord(b, keep)
-		if err != nil {
-			return nil, fmt.Errorf("line %d: %w", line, err)
-		}
 		out = append(out, rec)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("after line %d: %w", line, err)
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
 
-// rawRecord is a record's layout; metrics are decoded one by one so that
-// a list value (inter_chunk_latency) or a null is skipped, not an error.
-type rawRecord struct {
-	Metadata struct {
-		RequestStartNs json.Number `json:"request_start_ns"`
-		RequestEndNs   json.Number `json:"request_end_ns"`
-		Phase          string      `json:"benchmark_phase"`
-		WasCancelled   bool        `json:"was_cancelled"`
-	} `json:"metadata"`
-	Metrics map[string]struct {
-		Value json.RawMessage `json:"value"`
-		Unit  string          `json:"unit"`
-	} `json:"metrics"`
-	Error json.RawMessage `json:"error"`
-}
-
+// parseRecord reads one record leniently: a member of an unexpected type
+// (a string timestamp, a numeric unit) is no value, not an error; only a
+// line that is not a JSON object, or whose metadata, metrics or metric
+// entries are not objects, is refused.
 func parseRecord(b []byte, keep []string) (Record, error) {
-	var raw rawRecord
-	if err := json.Unmarshal(b, &raw); err != nil {
+	var top, meta, metrics map[string]json.RawMessage
+	if err := json.Unmarshal(b, &top); err != nil {
 		return Record{}, err
 	}
-	r := Record{
-		StartNs:   nanos(raw.Metadata.RequestStartNs),
-		EndNs:     nanos(raw.Metadata.RequestEndNs),
-		Phase:     raw.Metadata.Phase,
-		Cancelled: raw.Metadata.WasCancelled,
-		Values:    make(map[string]float64, len(raw.Metrics)),
-		Units:     make(map[string]string, len(raw.Metrics)),
+	if err := json.Unmarshal(orNull(top["metadata"]), &meta); err != nil {
+		return Record{}, fmt.Errorf("metadata: %w", err)
 	}
-	for tag, m := range raw.Metrics {
+	if err := json.Unmarshal(orNull(top["metrics"]), &metrics); err != nil {
+		return Record{}, fmt.Errorf("metrics: %w", err)
+	}
+	r := Record{
+		StartNs: nanos(meta["request_start_ns"]),
+		EndNs:   nanos(meta["request_end_ns"]),
+		Values:  make(map[string]float64, len(metrics)),
+		Units:   make(map[string]string, len(metrics)),
+	}
+	_ = json.Unmarshal(meta["benchmark_phase"], &r.Phase)
+	_ = json.Unmarshal(meta["was_cancelled"], &r.Cancelled)
+	for tag, raw := range metrics {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return Record{}, fmt.Errorf("metric %s: %w", tag, err)
+		}
 		if len(keep) > 0 && !slices.Contains(keep, tag) {
 			continue
 		}
-		v := m.Value
+		v := m["value"]
 		if len(v) == 0 || !bytes.ContainsAny(v[:1], "-0123456789") {
 			continue
 		}
@@ -111,20 +94,24 @@ func parseRecord(b []byte, keep []string) (Record, error) {
 		if err != nil {
 			continue // a number beyond float64 (1e999) is no value
 		}
-		r.Values[tag], r.Units[tag] = x, m.Unit
-	}
-	if len(raw.Error) > 0 && string(raw.Error) != "null" {
-		r.Failed = true
-		var e struct {
-			Type string          `json:"type"`
-			Code json.RawMessage `json:"code"`
+		r.Values[tag] = x
+		var unit string
+		if json.Unmarshal(m["unit"], &unit) == nil {
+			r.Units[tag] = unit
 		}
-		_ = json.Unmarshal(raw.Error, &e)
+	}
+	if e, ok := top["error"]; ok && string(e) != "null" {
+		r.Failed = true
+		var detail map[string]json.RawMessage
+		_ = json.Unmarshal(e, &detail)
+		var typ string
+		_ = json.Unmarshal(detail["type"], &typ)
+		code := detail["code"]
 		switch {
-		case e.Type != "":
-			r.ErrorType = e.Type
-		case len(e.Code) > 0 && string(e.Code) != "null":
-			r.ErrorType = "HTTP " + string(bytes.Trim(e.Code, `"`))
+		case typ != "":
+			r.ErrorType = typ
+		case len(code) > 0 && string(code) != "null":
+			r.ErrorType = "HTTP " + string(bytes.Trim(code, `"`))
 		default:
 			r.ErrorType = "error"
 		}
@@ -132,8 +119,16 @@ func parseRecord(b []byte, keep []string) (Record, error) {
 	return r, nil
 }
 
+// orNull reads a missing member as null.
+func orNull(b json.RawMessage) json.RawMessage {
+	if len(b) == 0 {
+		return json.RawMessage("null")
+	}
+	return b
+}
+
 // nanos reads a timestamp; 0 when absent or not an integer.
-func nanos(n json.Number) int64 {
+func nanos(n json.RawMessage) int64 {
 	v, err := strconv.ParseInt(string(n), 10, 64)
 	if err != nil {
 		return 0

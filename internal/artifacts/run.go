@@ -91,7 +91,7 @@ func LoadRun(dir string, names Names, keep ...string) (*Run, error) {
 	b, err := os.ReadFile(filepath.Join(dir, names.Export))
 	switch {
 	case err == nil:
-		if r.Metrics, r.Export, err = parseExport(b); err != nil {
+		if r.Metrics, r.Export, err = ParseExport(b); err != nil {
 			return nil, fmt.Errorf("read %s: %w", filepath.Join(dir, names.Export), err)
 		}
 	case !errors.Is(err, fs.ErrNotExist):
@@ -100,7 +100,7 @@ func LoadRun(dir string, names Names, keep ...string) (*Run, error) {
 	f, err := os.Open(filepath.Join(dir, names.Records))
 	switch {
 	case err == nil:
-		r.Records, err = readRecords(f, keep)
+		r.Records, err = ReadRecords(f, keep...)
 		f.Close()
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", filepath.Join(dir, names.Records), err)
@@ -121,9 +121,9 @@ func LoadRun(dir string, names Names, keep ...string) (*Run, error) {
 	return r, nil
 }
 
-// parseExport splits profile_export_aiperf.json into its metrics (objects
+// ParseExport splits profile_export_aiperf.json into its metrics (objects
 // with a unit and numeric statistics) and its other entries.
-func parseExport(b []byte) (map[string]Metric, map[string]json.RawMessage, error) {
+func ParseExport(b []byte) (map[string]Metric, map[string]json.RawMessage, error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(b, &top); err != nil {
 		return nil, nil, err

@@ -1,8 +1,6 @@
 package artifacts
 
 import (
-	"bufio"
-	"bytes"
 	"cmp"
 	"encoding/json"
 	"errors"
@@ -198,16 +196,8 @@ func readScrapes(path string, types map[string]string) ([]ServerSeries, error) {
 		return nil, err
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
 	var set seriesSet
-	line := 0
-	for sc.Scan() {
-		line++
-		b := bytes.TrimSpace(sc.Bytes())
-		if len(b) == 0 {
-			continue
-		}
+	err = EachLine(f, func(_ int, b []byte) error {
 		var scrape struct {
 			Endpoint  string `json:"endpoint_url"`
 			Timestamp int64  `json:"timestamp_ns"`
@@ -220,7 +210,7 @@ func readScrapes(path string, types map[string]string) ([]ServerSeries, error) {
 			} `json:"metrics"`
 		}
 		if err := json.Unmarshal(b, &scrape); err != nil {
-			return nil, fmt.Errorf("line %d: %w", line, err)
+			return err
 		}
 		for name, samples := range scrape.Metrics {
 			for _, s := range samples {
@@ -237,9 +227,10 @@ func readScrapes(path string, types map[string]string) ([]ServerSeries, error) {
 				}
 			}
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("after line %d: %w", line, err)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return set.sorted(), nil
 }

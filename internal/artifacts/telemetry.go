@@ -1,8 +1,6 @@
 package artifacts
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -30,16 +28,8 @@ func loadTelemetry(path string) ([]GPUSample, error) {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
 	var out []GPUSample
-	line := 0
-	for sc.Scan() {
-		line++
-		b := bytes.TrimSpace(sc.Bytes())
-		if len(b) == 0 {
-			continue
-		}
+	err = EachLine(f, func(_ int, b []byte) error {
 		var raw struct {
 			TimestampNs int64                      `json:"timestamp_ns"`
 			GPUIndex    int                        `json:"gpu_index"`
@@ -48,7 +38,7 @@ func loadTelemetry(path string) ([]GPUSample, error) {
 			Data        map[string]json.RawMessage `json:"telemetry_data"`
 		}
 		if err := json.Unmarshal(b, &raw); err != nil {
-			return nil, fmt.Errorf("read %s: line %d: %w", path, line, err)
+			return err
 		}
 		s := GPUSample{TimestampNs: raw.TimestampNs, GPUIndex: raw.GPUIndex, UUID: raw.UUID, Model: raw.Model, Fields: make(map[string]float64, len(raw.Data))}
 		for k, v := range raw.Data {
@@ -58,9 +48,10 @@ func loadTelemetry(path string) ([]GPUSample, error) {
 			}
 		}
 		out = append(out, s)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read %s: after line %d: %w", path, line, err)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	return out, nil
 }

@@ -1,7 +1,6 @@
 package compare
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -9,7 +8,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
+
+	"github.com/llmbench/llmbench/internal/artifacts"
 )
 
 // The files of one run, as AIPerf and llmbench name them without
@@ -57,11 +57,7 @@ type Run struct {
 }
 
 // ExportMetric is one metric of profile_export_aiperf.json.
-type ExportMetric struct {
-	Unit string
-	// Stats are the numeric statistics by name: avg, p50, p90, p99, min, …
-	Stats map[string]float64
-}
+type ExportMetric = artifacts.Metric
 
 // Load reads an artifact folder: a single run (profile_export.jsonl
 // and/or profile_export_aiperf.json) or a multi-run profile
@@ -141,7 +137,7 @@ func loadRun(dir string) (r *Run, ok bool, err error) {
 	export, err := os.ReadFile(filepath.Join(dir, ExportFile))
 	switch {
 	case err == nil:
-		if r.Export, err = parseExport(export); err != nil {
+		if r.Export, _, err = artifacts.ParseExport(export); err != nil {
 			return nil, false, fmt.Errorf("read %s: %w", filepath.Join(dir, ExportFile), err)
 		}
 		ok = true
@@ -165,36 +161,4 @@ func loadRun(dir string) (r *Run, ok bool, err error) {
 		r.Requests = good + r.Errors
 	}
 	return r, ok, nil
-}
-
-// parseExport picks the metrics out of profile_export_aiperf.json: the
-// objects with a unit and numeric statistics. Other entries (input_config,
-// telemetry_data, nulls, strings) are ignored.
-func parseExport(b []byte) (map[string]ExportMetric, error) {
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(b, &top); err != nil {
-		return nil, err
-	}
-	out := make(map[string]ExportMetric, len(top))
-	for tag, raw := range top {
-		if len(raw) == 0 || raw[0] != '{' {
-			continue
-		}
-		var fields map[string]json.RawMessage
-		if err := json.Unmarshal(raw, &fields); err != nil {
-			return nil, fmt.Errorf("%s: %w", tag, err)
-		}
-		var unit string
-		if u, ok := fields["unit"]; !ok || json.Unmarshal(u, &unit) != nil {
-			continue
-		}
-		m := ExportMetric{Unit: unit, Stats: make(map[string]float64, len(fields))}
-		for name, v := range fields {
-			if x, err := strconv.ParseFloat(string(v), 64); err == nil {
-				m.Stats[name] = x
-			}
-		}
-		out[tag] = m
-	}
-	return out, nil
 }
