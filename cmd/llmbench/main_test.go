@@ -267,7 +267,10 @@ func TestProfileEndToEnd(t *testing.T) {
 			t.Fatalf("request %d: conversation %s, want inputs.json session %s", l.Metadata.SessionNum, l.Metadata.ConversationID, want)
 		}
 	}
-	// No secret anywhere: artifacts, stdout, stderr.
+	// No secret anywhere: artifacts (the report among them), stdout, stderr.
+	if _, err := os.Stat(filepath.Join(dir, "report.html")); err != nil {
+		t.Fatalf("no report.html: %v", err)
+	}
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
 		b, _ := os.ReadFile(filepath.Join(dir, e.Name()))

@@ -2,7 +2,11 @@ package main
 
 import (
 	"bytes"
+	"flag"
 	"fmt"
+	"image"
+	"image/draw"
+	"image/png"
 	"os"
 	"path/filepath"
 	"strings"
@@ -167,5 +171,45 @@ func TestPlotUsage(t *testing.T) {
 		if code != exitUsage || !strings.Contains(stderr.String(), tt.want) {
 			t.Errorf("plot %q: exit %d, stderr %q; want exit 2 saying %q", tt.args, code, stderr.String(), tt.want)
 		}
+	}
+}
+
+var reportScreenshot = flag.String("report-screenshot", "", "write a screenshot of the README command's report.html to this PNG (docs/report.png)")
+
+// TestReportScreenshot renders the README's main command's report and
+// saves the top of it as the README shows it:
+//
+//	go test ./cmd/llmbench -run TestReportScreenshot -report-screenshot ../../docs/report.png
+func TestReportScreenshot(t *testing.T) {
+	if *reportScreenshot == "" {
+		t.Skip("-report-screenshot not given")
+	}
+	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"llmbench", "profile", "--mock", "--model", "mock-model", "--endpoint-type", "chat", "--streaming",
+		"--concurrency", "8", "--request-count", "200", "--output-tokens-mean", "64", "--random-seed", "1",
+		"--slice-duration", "1", "--server-metrics-formats", "json", "csv", "jsonl", "parquet", "--mock-gpus", "2",
+		"--output-artifact-dir", dir, "--ui", "none"}, &stdout, &stderr)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s", code, stderr.String())
+	}
+	shown := openReport(t, filepath.Join(dir, "report.html"))
+	b, err := shown.page.Screenshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The headline, the summary and the requests over time.
+	top := image.NewRGBA(image.Rect(0, 0, img.Bounds().Dx(), min(img.Bounds().Dy(), 2000)))
+	draw.Draw(top, top.Bounds(), img, img.Bounds().Min, draw.Src)
+	var out bytes.Buffer
+	if err := png.Encode(&out, top); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(*reportScreenshot, out.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -117,15 +117,7 @@ func MultiRun(dir, generator string) (*Page, error) {
 	if s, ok := multiRunCharts(&agg, keys, runs, nums, level); ok {
 		p.Sections = append(p.Sections, s)
 	}
-	views := make([]*runView, len(runs))
-	for i, r := range runs {
-		views[i] = newRunView(r)
-	}
-	groups := make([]cdfGroup, len(views))
-	for i, v := range views {
-		groups[i] = cdfGroup{label: labels[i], views: []*runView{v}}
-	}
-	if s, ok := overlaidCDFSection(groups, ttftAndLatency(), "", "The share of each run's successful requests at or below each value (empirical CDF), one curve per run."); ok {
+	if s, ok := perRunCDFs(runs, labels); ok {
 		p.Sections = append(p.Sections, s)
 	}
 	if len(runs) > 0 {

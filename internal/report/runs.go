@@ -61,15 +61,7 @@ func Runs(runs []*artifacts.Run, generator string) *Page {
 	if s, ok := runsChartsSection(pts); ok {
 		p.Sections = append(p.Sections, s)
 	}
-	views := make([]*runView, len(runs))
-	for i, r := range runs {
-		views[i] = newRunView(r)
-	}
-	groups := make([]cdfGroup, len(views))
-	for i, v := range views {
-		groups[i] = cdfGroup{label: names[i], views: []*runView{v}}
-	}
-	if s, ok := overlaidCDFSection(groups, ttftAndLatency(), "", "The share of each run's successful requests at or below each value (empirical CDF), one curve per run."); ok {
+	if s, ok := perRunCDFs(runs, names); ok {
 		p.Sections = append(p.Sections, s)
 	}
 	return p
@@ -333,6 +325,16 @@ func overlaidCDFSection(groups []cdfGroup, metrics []requestMetric, idPrefix, in
 		}
 	}
 	return s, len(s.Charts) > 0
+}
+
+// perRunCDFs overlays the runs' distributions of TTFT and latency, one
+// curve per run, labelled by names.
+func perRunCDFs(runs []*artifacts.Run, names []string) (Section, bool) {
+	groups := make([]cdfGroup, len(runs))
+	for i, r := range runs {
+		groups[i] = cdfGroup{label: names[i], views: []*runView{newRunView(r)}}
+	}
+	return overlaidCDFSection(groups, ttftAndLatency(), "", "The share of each run's successful requests at or below each value (empirical CDF), one curve per run.")
 }
 
 // ttftAndLatency are the metrics whose distributions several runs'

@@ -283,7 +283,11 @@ func headlineSection(r *artifacts.Run, v *runView) Section {
 	} {
 		if mt, ok := r.Metrics[m.tag]; ok {
 			val, ok := mt.Stats["avg"]
-			totals.Rows = append(totals.Rows, []Cell{{Text: m.name}, {Text: number(val, ok) + " " + mt.Unit, ID: "stat-" + m.tag + "-avg"}})
+			text := number(val, ok)
+			if ok && mt.Unit == "requests" && val == math.Trunc(val) {
+				text = commas(fmt.Sprintf("%.0f", val)) // a count
+			}
+			totals.Rows = append(totals.Rows, []Cell{{Text: m.name}, {Text: text + " " + mt.Unit, ID: "stat-" + m.tag + "-avg"}})
 		}
 	}
 	if len(totals.Rows) > 0 {
