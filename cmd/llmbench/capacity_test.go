@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/llmbench/llmbench/internal/browsertest"
 )
 
 // knownCapacity is the built-in server with a known capacity: 8 requests
@@ -51,6 +53,12 @@ func TestSearchMaxConcurrencyUnderSLA(t *testing.T) {
 		"--request-count", "80", "--search-warmup-seconds", "0.5", "--artifact-dir", dir), &stdout, &stderr)
 	if code != exitOK {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	checkTopReport(t, dir, "Search", stderr.String())
+	if browsertest.Chromium() != "" || os.Getenv("CI") != "" {
+		if shown := openReport(t, filepath.Join(dir, "report.html")); !shown.has("search_probes") || !shown.has("pareto_throughput_vs_ttft_p95") {
+			t.Errorf("the search's report lacks its probes or its Pareto chart: %+v", shown.charts)
+		}
 	}
 	var hist struct {
 		Config struct {
@@ -125,6 +133,23 @@ func TestSearchMaxConcurrencyUnderSLA(t *testing.T) {
 		if warm == 0 || prof != 80 {
 			t.Errorf("probe %d: %d warm-up and %d profiling records; want some and 80", it.Index, warm, prof)
 		}
+	}
+}
+
+// checkTopReport checks that a multi-run, sweep or search wrote its
+// report at the top of its folder, of the page kind given, without a
+// warning.
+func checkTopReport(t *testing.T, dir, kind, stderr string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	if err != nil {
+		t.Fatalf("no top report: %v\n%s", err, stderr)
+	}
+	if !bytes.Contains(b, []byte(`<p class="kind">`+kind+`</p>`)) {
+		t.Errorf("the top report is not a %s page", kind)
+	}
+	if strings.Contains(stderr, "no report") {
+		t.Errorf("a report warning: %s", stderr)
 	}
 }
 
@@ -550,6 +575,7 @@ func TestSweepTrialsLayout(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(sweepAgg, "profile_export_aiperf_sweep.json")); err != nil {
 				t.Error(err)
 			}
+			checkTopReport(t, dir, "Sweep", stderr.String())
 			order := []string{"concurrency_1/1", "concurrency_2/1", "concurrency_1/2", "concurrency_2/2"}
 			if mode == "independent" {
 				order = []string{"concurrency_1/1", "concurrency_1/2", "concurrency_2/1", "concurrency_2/2"}

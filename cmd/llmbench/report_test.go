@@ -157,6 +157,27 @@ func TestPlotAIPerfFolders(t *testing.T) {
 	}
 }
 
+// TestMultiRunReport: --num-profile-runs writes a report of the runs at
+// the top of its folder, each metric's runs with the interval.
+func TestMultiRunReport(t *testing.T) {
+	quickRuns(t)
+	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"llmbench", "profile", "--mock", "--model", "mock-model", "--streaming", "--concurrency", "2",
+		"--request-count", "12", "--osl", "8", "--num-profile-runs", "3", "--output-artifact-dir", dir, "--ui", "none"}, &stdout, &stderr)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s", code, stderr.String())
+	}
+	checkTopReport(t, dir, "Multi-run", stderr.String())
+	if browsertest.Chromium() == "" && os.Getenv("CI") == "" {
+		t.Skip("no Chromium: install Debian's chromium (.ci/run does)")
+	}
+	shown := openReport(t, filepath.Join(dir, "report.html"))
+	if !shown.has("time_to_first_token_p99_across_runs") {
+		t.Errorf("no TTFT p99 across the runs: %+v", shown.charts)
+	}
+}
+
 func TestPlotUsage(t *testing.T) {
 	for _, tt := range []struct {
 		args []string
