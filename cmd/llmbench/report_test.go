@@ -234,3 +234,45 @@ func TestReportScreenshot(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestExportLevelSummary: --export-level summary writes no per-request
+// file; the aggregate export still counts every request, and the report
+// says why it has no per-request charts. raw is refused in one line.
+func TestExportLevelSummary(t *testing.T) {
+	quickRuns(t)
+	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"llmbench", "profile", "--mock", "--model", "mock-model", "--streaming", "--request-count", "20",
+		"--osl", "8", "--export-level", "summary", "--output-artifact-dir", dir}, &stdout, &stderr)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s", code, stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "profile_export.jsonl")); err == nil {
+		t.Error("--export-level summary wrote profile_export.jsonl")
+	}
+	if strings.Contains(stdout.String(), "profile_export.jsonl") {
+		t.Errorf("the artifact list names profile_export.jsonl:\n%s", stdout.String())
+	}
+	var export struct {
+		Count struct {
+			Avg float64 `json:"avg"`
+		} `json:"request_count"`
+		Config struct {
+			Output struct {
+				Level string `json:"export_level"`
+			} `json:"output"`
+		} `json:"input_config"`
+	}
+	readJSONFile(t, filepath.Join(dir, "profile_export_aiperf.json"), &export)
+	if export.Count.Avg != 20 || export.Config.Output.Level != "summary" {
+		t.Errorf("export: request_count %v, export_level %q; want 20, summary", export.Count.Avg, export.Config.Output.Level)
+	}
+	html, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	if err != nil || !bytes.Contains(html, []byte("holds no per-request records")) {
+		t.Errorf("the report does not say why it has no per-request charts (%v)", err)
+	}
+	stderr.Reset()
+	if code := run([]string{"llmbench", "profile", "--mock", "--model", "m", "--export-level", "raw"}, &stdout, &stderr); code != exitUsage || !strings.Contains(stderr.String(), "--export-level raw") {
+		t.Errorf("--export-level raw: exit %d, %q; want exit 2 naming it", code, stderr.String())
+	}
+}

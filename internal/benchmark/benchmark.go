@@ -127,7 +127,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		}
 	}
 	dir, names, clock := p.Output.ArtifactDir, export.ProfileFiles(p.Output.ExportPrefix), opts.Shared.runClock()
-	records, err := export.NewRecordWriter(dir, names.Records, clock)
+	records, err := newRecordWriter(p, dir, names, clock)
 	if err != nil {
 		return nil, err
 	}
@@ -195,7 +195,10 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		InputConfig: p.Redacted(), ClientLoad: &clientLoad, Telemetry: telemetry, Verdict: &runVerdict,
 		RunInfo: export.RunInfo{BenchmarkID: benchmarkID, RandomSeed: p.Input.RandomSeed, Trial: opts.Trial, RunLabel: opts.RunLabel, CLICommand: p.CLICommand},
 	}
-	res := &Result{Summary: summary, ArtifactDir: dir, ServerURLs: bases(targets), Files: []string{names.Records}, ProfileJSON: names.ProfileJSON, GPUTelemetry: telemetry, Samples: col.samples.kept()}
+	res := &Result{Summary: summary, ArtifactDir: dir, ServerURLs: bases(targets), ProfileJSON: names.ProfileJSON, GPUTelemetry: telemetry, Samples: col.samples.kept()}
+	if p.Output.WritesRecords() {
+		res.Files = append(res.Files, names.Records)
+	}
 	if gpu != nil {
 		res.Files, res.ShowGPUTables = append(res.Files, gpu.files()...), gpu.show
 	}

@@ -5,7 +5,9 @@ import (
 	"path/filepath"
 
 	"github.com/llmbench/llmbench/internal/artifacts"
+	"github.com/llmbench/llmbench/internal/config"
 	"github.com/llmbench/llmbench/internal/export"
+	"github.com/llmbench/llmbench/internal/record"
 	"github.com/llmbench/llmbench/internal/report"
 )
 
@@ -23,4 +25,13 @@ func writeReport(dir string, names export.Files, opts Options, res *Result) {
 		return
 	}
 	res.Files = append(res.Files, filepath.Base(names.Report))
+}
+
+// newRecordWriter streams profile_export.jsonl, or discards the records
+// with --export-level summary.
+func newRecordWriter(p config.Profile, dir string, names export.Files, clock record.Clock) (*export.RecordWriter, error) {
+	if !p.Output.WritesRecords() {
+		return export.DiscardRecords(), nil
+	}
+	return export.NewRecordWriter(dir, names.Records, clock)
 }

@@ -264,7 +264,20 @@ type Output struct {
 	// FailOnVerdict is "suspect" or "invalid": a run whose verdict is
 	// that bad or worse exits with code 3. "" for never.
 	FailOnVerdict string `json:"fail_on_verdict,omitempty"`
+	// ExportLevel is AIPerf's --export-level: summary (no per-request
+	// file), records (the default: profile_export.jsonl too).
+	ExportLevel string `json:"export_level"`
 }
+
+// The export levels.
+const (
+	ExportSummary = "summary"
+	ExportRecords = "records"
+	ExportRaw     = "raw"
+)
+
+// WritesRecords says whether the per-request records are written.
+func (o Output) WritesRecords() bool { return o.ExportLevel != ExportSummary }
 
 // ServerMetrics configures the scraping of servers' Prometheus /metrics.
 type ServerMetrics struct {
@@ -361,7 +374,7 @@ func Default() Profile {
 		MultiRun:             MultiRun{NumRuns: 1, ConfidenceLevel: 0.95, DisableWarmupAfterFirst: true, ConsistentSeed: true},
 		OSLMismatchPct:       metrics.DefaultOptions().OSLMismatchPct,
 		OSLMismatchMaxTokens: metrics.DefaultOptions().OSLMismatchMaxTokens,
-		Output:               Output{UIType: "simple"},
+		Output:               Output{UIType: "simple", ExportLevel: ExportRecords},
 		ServerMetrics: ServerMetrics{
 			Formats:             []string{FormatJSON, FormatCSV, FormatParquet},
 			HistogramEstimator:  EstimatorIntervalFit,
@@ -593,6 +606,13 @@ func (p *Profile) Finish() error {
 	case "simple", "none":
 	default:
 		return fmt.Errorf("--ui-type %q: use simple or none", p.Output.UIType)
+	}
+	switch p.Output.ExportLevel {
+	case ExportSummary, ExportRecords:
+	case ExportRaw:
+		return errors.New("--export-level raw (AIPerf's raw request and response JSONL) is not built: use records (the default) or summary")
+	default:
+		return fmt.Errorf("--export-level %q: use summary or records", p.Output.ExportLevel)
 	}
 	switch p.Output.FailOnVerdict {
 	case "", "suspect", "invalid":

@@ -66,7 +66,7 @@ var metavars = map[string]string{
 	"extra-inputs": "NAME:VALUE ...", "header": "NAME:VALUE", "input-file": "PATH",
 	"custom-dataset-type": "TYPE", "dataset-sampling-strategy": "{sequential,random,shuffle}",
 	"goodput": "'TAG:VALUE ...'", "arrival-pattern": "{constant,poisson,gamma}",
-	"artifact-dir": "DIR", "profile-export-prefix": "PREFIX", "fail-on-verdict": "{suspect,invalid}",
+	"artifact-dir": "DIR", "profile-export-prefix": "PREFIX", "fail-on-verdict": "{suspect,invalid}", "export-level": "{summary,records}",
 	"server-metrics": "URL ...", "server-metrics-formats": "FORMAT ...",
 	"histogram-estimator": "{interval-fit,aiperf,linear}", "counter-resets": "{increase,clamp}",
 	"gpu-telemetry": "[ITEM ...]",

@@ -66,7 +66,11 @@ func SingleRun(r *artifacts.Run, generator string) *Page {
 	p.Facts = runFacts(r)
 	p.Warnings = runWarnings(r)
 	v := newRunView(r)
-	p.Sections = append(p.Sections, headlineSection(r, v))
+	head := headlineSection(r, v)
+	if !r.HasRecords {
+		head.Intro = "This run's folder holds no per-request records (" + artifacts.RecordsFile + "; --export-level summary writes none), so the charts of requests over time and the distributions are not drawn."
+	}
+	p.Sections = append(p.Sections, head)
 	if s, ok := overTimeSection(r, v); ok {
 		p.Sections = append(p.Sections, s)
 	}
