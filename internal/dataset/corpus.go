@@ -66,23 +66,23 @@ func (c *Corpus) TextAfter(rng *rand.Rand, head string, total int) (string, int)
 	if total <= headCount {
 		return "", headCount
 	}
-	// Only the end of head can merge with the tail: count the tail with
-	// head's last few hundred bytes (cut at a space) while searching, and
-	// the whole prompt once at the end.
-	cut := 0
+	// Only the end of head can merge with the tail: count the tail as
+	// what it adds to head's last few hundred bytes (cut at a space) while
+	// searching, and the whole prompt once at the end. What it adds, not
+	// the end's count plus the rest's: counted alone, the end may gain a
+	// token the whole does not have (a SentencePiece normalizer prepends
+	// "▁" to every text it counts), which made such prompts a token short.
+	end := head
 	if len(head) > 256 {
-		cut = len(head) - 256
+		cut := len(head) - 256
 		if i := strings.IndexByte(head[cut:], ' '); i >= 0 {
 			cut += i
 		}
+		end = head[cut:]
 	}
-	stem, stemCount := head[:cut], 0
-	if cut > 0 {
-		stemCount = c.tok.Count(stem)
-	}
-	end := head[cut:]
+	endCount := c.tok.Count(end)
 	text, _ := c.fit(rng, total-headCount, func(text string) int {
-		return stemCount + c.tok.Count(end+text) - headCount
+		return c.tok.Count(end+text) - endCount
 	})
 	return text, c.tok.Count(head + text)
 }
