@@ -88,7 +88,8 @@ func TestReportInBrowser(t *testing.T) {
 	}
 	shown := openReport(t, path)
 	for _, id := range []string{"ttft_over_time", "itl_over_time", "latency_over_time", "dispersed_throughput_over_time",
-		"ttft_cdf", "server_kv_cache_usage", "server_requests", "server_token_rates", "gpu_power_over_time", "errors_over_time"} {
+		"ttft_cdf", "server_kv_cache_usage", "server_requests", "server_token_rates", "gpu_power_over_time", "errors_over_time",
+		"timeslices_ttft", "timeslices_itl", "gpu_utilization_and_throughput_over_time"} {
 		if !shown.has(id) {
 			t.Errorf("no chart %s", id)
 		}

@@ -293,8 +293,10 @@ func labelString(labels map[string]string) string {
 	return s.LabelString()
 }
 
-// gpuSection draws each GPU's power and utilization over time.
-func gpuSection(r *artifacts.Run, v *runView) (Section, bool) {
+// gpuSection draws each GPU's power and utilization over time, and
+// AIPerf's chart of the output-token throughput beside the GPUs'
+// utilization.
+func gpuSection(r *artifacts.Run, v *runView, sv *sliceView) (Section, bool) {
 	if len(r.GPUs) == 0 {
 		return Section{}, false
 	}
@@ -339,8 +341,19 @@ func gpuSection(r *artifacts.Run, v *runView) (Section, bool) {
 		for _, i := range order {
 			c.Series = append(c.Series, *byGPU[i])
 		}
-		if !c.Empty() {
-			s.Charts = append(s.Charts, c)
+		if c.Empty() {
+			continue
+		}
+		s.Charts = append(s.Charts, c)
+		if c.ID == "gpu_utilization_over_time" && sv != nil && sv.hasTokens() {
+			both := chart.Chart{ID: "gpu_utilization_and_throughput_over_time", Title: "Output token throughput and GPU utilization",
+				X: c.X, Y: chart.Axis{Label: "Output tokens/s"}, Y2: &chart.Axis{Label: "GPU utilization (%)"},
+				Series: []chart.Series{closedSteps("Output tokens/s", sv.starts, sv.tokens, sv.end, false)}}
+			for _, g := range c.Series {
+				g.Right = true
+				both.Series = append(both.Series, g)
+			}
+			s.Charts = append(s.Charts, both)
 		}
 	}
 	return s, len(s.Charts) > 0

@@ -74,7 +74,8 @@ func SingleRun(r *artifacts.Run, generator string) *Page {
 	if s, ok := overTimeSection(r, v); ok {
 		p.Sections = append(p.Sections, s)
 	}
-	if s, ok := throughputSection(r, v); ok {
+	sv := newSliceView(r, v)
+	if s, ok := sliceSection(v, sv); ok {
 		p.Sections = append(p.Sections, s)
 	}
 	if s, ok := distributionSection(v); ok {
@@ -83,7 +84,7 @@ func SingleRun(r *artifacts.Run, generator string) *Page {
 	if s, ok := serverSection(r, v); ok {
 		p.Sections = append(p.Sections, s)
 	}
-	if s, ok := gpuSection(r, v); ok {
+	if s, ok := gpuSection(r, v, sv); ok {
 		p.Sections = append(p.Sections, s)
 	}
 	if s, ok := errorSection(r, v); ok {
@@ -394,109 +395,6 @@ func overTimeSection(r *artifacts.Run, v *runView) (Section, bool) {
 		s.Charts = append(s.Charts, c)
 	}
 	return s, len(s.Charts) > 0
-}
-
-// binWidth picks a time-slice width: the run's --slice-duration when it
-// had one, else a round width giving at most about 120 slices.
-func binWidth(r *artifacts.Run, span float64) float64 {
-	cfg := inputConfig(r)
-	if d := max(cfg.num("output", "slice_duration"), cfg.num("server_metrics", "slice_duration")); d > 0 && span/d <= 2000 {
-		return d
-	}
-	for _, w := range []float64{0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 1800, 3600} {
-		if span/w <= 120 {
-			return w
-		}
-	}
-	return math.Ceil(span / 120)
-}
-
-// bins are the slices' start times.
-func bins(span, width float64) []float64 {
-	n := max(1, int(math.Ceil(span/width)))
-	out := make([]float64, n)
-	for i := range out {
-		out[i] = float64(i) * width
-	}
-	return out
-}
-
-// overlap is how long [a, b] and [c, d] overlap.
-func overlap(a, b, c, d float64) float64 { return max(0, min(b, d)-max(a, c)) }
-
-// throughputSection draws the output-token throughput per slice (each
-// request's tokens spread evenly from its first token to its end, as
-// AIPerf's dispersed throughput), requests completed per second, and the
-// requests in flight (time-averaged) per slice.
-func throughputSection(r *artifacts.Run, v *runView) (Section, bool) {
-	if len(v.records) == 0 || v.end <= 0 {
-		return Section{}, false
-	}
-	w := binWidth(r, v.end)
-	starts := bins(v.end, w)
-	tokens, done, inFlight := make([]float64, len(starts)), make([]float64, len(starts)), make([]float64, len(starts))
-	// The last slice ends with the run: its rates are over its own length.
-	width := func(i int) float64 { return max(min(w, v.end-starts[i]), 1e-9) }
-	for _, rec := range v.records {
-		start, end := v.at(rec.StartNs), v.at(max(rec.EndNs, rec.StartNs))
-		for i, b := range starts {
-			inFlight[i] += overlap(start, end, b, b+w) / width(i)
-		}
-		if rec.Failed {
-			continue
-		}
-		if k := min(int(end/w), len(starts)-1); k >= 0 {
-			done[k] += 1 / width(k)
-		}
-		osl, ok := rec.Value("output_sequence_length")
-		ttft, ok2 := rec.Value("time_to_first_token")
-		if !ok || !ok2 || osl <= 0 {
-			continue
-		}
-		first := start + ttft/1e3
-		if end <= first {
-			continue
-		}
-		rate := osl / (end - first)
-		for i, b := range starts {
-			tokens[i] += rate * overlap(first, end, b, b+w) / width(i)
-		}
-	}
-	s := Section{ID: "throughput", Title: "Throughput and concurrency",
-		Intro: fmt.Sprintf("Per %s slice. Output tokens are spread evenly over each request's generation (its first token to its end), as AIPerf's dispersed throughput; requests in flight are time-averaged.", seconds(w))}
-	hasTokens := slices.ContainsFunc(tokens, func(x float64) bool { return x > 0 })
-	if hasTokens {
-		s.Charts = append(s.Charts, chart.Chart{ID: "dispersed_throughput_over_time", Title: "Output token throughput and requests in flight",
-			X: chart.Axis{Label: "Time since the first request (s)"}, Y: chart.Axis{Label: "Output tokens/s"}, Y2: &chart.Axis{Label: "Requests in flight"},
-			Series: []chart.Series{
-				closedSteps("Output tokens/s", starts, tokens, v.end, false),
-				closedSteps("Requests in flight", starts, inFlight, v.end, true),
-			}})
-	}
-	s.Charts = append(s.Charts, chart.Chart{ID: "request_throughput_over_time", Title: "Requests completed per second and requests in flight",
-		X: chart.Axis{Label: "Time since the first request (s)"}, Y: chart.Axis{Label: "Requests/s"}, Y2: &chart.Axis{Label: "Requests in flight"},
-		Series: []chart.Series{
-			closedSteps("Requests/s", starts, done, v.end, false),
-			closedSteps("Requests in flight", starts, inFlight, v.end, true),
-		}})
-	return s, true
-}
-
-// closedSteps is a step series of per-slice values whose last step is
-// drawn to the end of the run (a step holds until the next point).
-func closedSteps(label string, starts, values []float64, end float64, right bool) chart.Series {
-	x, y := slices.Clone(starts), slices.Clone(values)
-	if len(x) > 0 && end > x[len(x)-1] {
-		x, y = append(x, end), append(y, y[len(y)-1])
-	}
-	return chart.Series{Label: label, Style: chart.Step, X: x, Y: y, Right: right}
-}
-
-func seconds(w float64) string {
-	if w < 1 {
-		return fmt.Sprintf("%g s", w)
-	}
-	return fmt.Sprintf("%g-second", w)
 }
 
 // distributionSection draws the empirical CDF of every per-request
