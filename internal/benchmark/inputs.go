@@ -113,6 +113,15 @@ func buildInputs(p config.Profile, seed uint64, corpus *dataset.Corpus) (*inputs
 	if err := in.schedule(p); err != nil {
 		return nil, err
 	}
+	// A trace's prompts are built once its schedule's offsets have left
+	// out what is not sent, if the machine can hold them.
+	if err := config.ReadMachine().CheckDataset(dataset.PendingTokens(in.convs), fmt.Sprintf("the prompts of %s", p.Input.File),
+		"replay part of it (--fixed-schedule-start-offset, --fixed-schedule-end-offset)"); err != nil {
+		return nil, err
+	}
+	if err := dataset.BuildPrompts(in.convs); err != nil {
+		return nil, err
+	}
 	if in.sampler, err = dataset.NewSampler(p.Input.SamplingStrategy, len(in.convs), seed); err != nil {
 		return nil, err
 	}
@@ -168,6 +177,7 @@ func conversations(p config.Profile, seed uint64, corpus *dataset.Corpus) ([]dat
 	if in.File != "" {
 		convs, err = dataset.ReadFile(in.File, dataset.FileOptions{
 			Type: in.CustomDatasetType, Corpus: corpus, BlockSize: in.Prompt.BlockSize, Conversations: in.NumDatasetEntries, Seed: seed,
+			Defer: true,
 		})
 		if err != nil {
 			return nil, err

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"net/http"
@@ -524,4 +525,42 @@ func counterByEndpoint(t *testing.T, dir, name string) map[string]float64 {
 		out[s.Endpoint] += s.Stats.Total
 	}
 	return out
+}
+
+// TestTraceBuildsOnlyWhatIsSent: a trace's prompts are built after its
+// offsets leave rows out, and only if the machine can hold them. Beyond
+// its two small rows, this trace has 100,000 rows of 2,000,000 tokens
+// (4.6 TB of prompts): replaying its first 500 ms sends the two, building
+// nothing else; replaying all of it is refused before anything is built.
+func TestTraceBuildsOnlyWhatIsSent(t *testing.T) {
+	if config.ReadMachine().AvailableMemory == 0 {
+		t.Skip("the available memory is unknown here")
+	}
+	var b strings.Builder
+	b.WriteString(`{"timestamp": 0, "input_length": 40, "output_length": 4}` + "\n")
+	b.WriteString(`{"timestamp": 100, "input_length": 60, "output_length": 4}` + "\n")
+	for i := range 100_000 {
+		fmt.Fprintf(&b, `{"timestamp": %d, "input_length": 2000000, "output_length": 4}`+"\n", 10_000+i)
+	}
+	trace := filepath.Join(t.TempDir(), "trace.jsonl")
+	if err := os.WriteFile(trace, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mock := mockserver.DefaultConfig()
+	mock.TTFT, mock.ITL = time.Millisecond, time.Millisecond
+	srv := newCaptureServer(t, mock)
+	args := []string{"--input-file", trace, "--custom-dataset-type", "mooncake_trace", "--no-server-metrics"}
+	p := profileFor(t, srv.url, append(args, "--fixed-schedule-end-offset", "500")...)
+	if _, err := Run(context.Background(), Options{Profile: p, Version: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	if recs := readRecords(t, p.Output.ArtifactDir); len(recs) != 2 {
+		t.Fatalf("%d requests sent, want the window's 2", len(recs))
+	}
+	p = profileFor(t, srv.url, args...)
+	_, err := Run(context.Background(), Options{Profile: p, Version: "test"})
+	var input *InputError
+	if !errors.As(err, &input) || !strings.Contains(err.Error(), "would need about") || !strings.Contains(err.Error(), "--fixed-schedule-end-offset") {
+		t.Fatalf("the whole trace: %v; want an input error about its memory naming the offsets", err)
+	}
 }

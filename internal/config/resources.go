@@ -30,10 +30,9 @@ const openFilesReserve = 64
 func (p *Profile) CheckMachine(m Machine) error {
 	in := p.Input
 	tokens := float64(in.NumDatasetEntries) * (in.Prompt.InputTokens.Mean + 2*in.Prompt.InputTokens.Stddev)
-	need := tokens * datasetBytesPerToken
-	if m.AvailableMemory > 0 && need > float64(m.AvailableMemory)/2 {
-		return fmt.Errorf("the synthetic dataset (%d prompts of about %.3g tokens) would need about %s of memory, more than half of the %s available: lower --synthetic-input-tokens-mean or --num-dataset-entries",
-			in.NumDatasetEntries, in.Prompt.InputTokens.Mean, bytesText(need), bytesText(float64(m.AvailableMemory)))
+	if err := m.CheckDataset(tokens, fmt.Sprintf("the synthetic dataset (%d prompts of about %.3g tokens)", in.NumDatasetEntries, in.Prompt.InputTokens.Mean),
+		"lower --synthetic-input-tokens-mean or --num-dataset-entries"); err != nil {
+		return err
 	}
 	if conc := p.Loadgen.Concurrency; conc > 0 && m.OpenFiles > 0 {
 		perRequest := uint64(1)
@@ -48,6 +47,17 @@ func (p *Profile) CheckMachine(m Machine) error {
 			}
 			return fmt.Errorf("--concurrency %d needs about %d open files but this process may open %d (ulimit -n): %s", conc, needFiles, m.OpenFiles, hint)
 		}
+	}
+	return nil
+}
+
+// CheckDataset refuses prompts of tokens tokens in all that would need
+// more than half the available memory, saying what and what to do.
+func (m Machine) CheckDataset(tokens float64, what, remedy string) error {
+	need := tokens * datasetBytesPerToken
+	if m.AvailableMemory > 0 && need > float64(m.AvailableMemory)/2 {
+		return fmt.Errorf("%s would need about %s of memory, more than half of the %s available: %s",
+			what, bytesText(need), bytesText(float64(m.AvailableMemory)), remedy)
 	}
 	return nil
 }

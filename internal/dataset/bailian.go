@@ -68,10 +68,10 @@ func readBailian(files []sourceFile, o FileOptions) ([]Conversation, error) {
 		if r.Turn != nil {
 			t.order = *r.Turn
 		}
-		t.turn.Text, t.turn.InputTokens, err = blocks.prompt(r.HashIDs, *r.InputLength, i)
-		if err != nil {
+		if err := blocks.check(r.HashIDs, *r.InputLength); err != nil {
 			return nil, f.errorf(l, "%v", err)
 		}
+		t.turn.build, t.turn.InputTokens = blocks.builder(r.HashIDs, *r.InputLength, i), *r.InputLength
 		t.turn.MaxTokens = *r.OutputLength
 		t.turn.TimestampMs, t.turn.HasTimestamp = *r.Timestamp*1000, true
 		byChat[t.chat] = len(rows)

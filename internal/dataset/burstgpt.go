@@ -37,7 +37,7 @@ func readBurstGPT(files []sourceFile, o FileOptions) ([]Conversation, error) {
 			return nil, err
 		}
 		t := Turn{MaxTokens: r.output, TimestampMs: r.timestampMs, HasTimestamp: true}
-		t.Text, t.InputTokens, _ = blocks.prompt(nil, r.input, i)
+		t.build, t.InputTokens = blocks.builder(nil, r.input, i), r.input
 		convs = append(convs, Conversation{ID: fmt.Sprintf("session_%06d", i), Turns: []Turn{t}})
 	}
 	return convs, nil

@@ -42,6 +42,46 @@ type Turn struct {
 	// --extra-inputs and the output length flags do not change it. Text
 	// is then the prompt text found in it, for counting only.
 	Body json.RawMessage
+	// build, when set, makes Text and InputTokens: a trace row's prompt,
+	// left to BuildPrompts when FileOptions.Defer is set, so that only
+	// the rows a run keeps are built. Until then InputTokens is the
+	// length asked for.
+	build func() (string, int, error)
+}
+
+// PendingTokens counts the tokens of the prompts still to build.
+func PendingTokens(convs []Conversation) float64 {
+	n := 0.0
+	for _, c := range convs {
+		for _, t := range c.Turns {
+			if t.build != nil {
+				n += float64(t.InputTokens)
+			}
+		}
+	}
+	return n
+}
+
+// BuildPrompts builds the prompts ReadFile left to build (FileOptions.Defer):
+// call it once the conversations not to be sent are dropped, so that a
+// trace's preparation grows with what is sent, not with the file. The
+// texts are those ReadFile would have made: each depends only on its row
+// and its hash blocks.
+func BuildPrompts(convs []Conversation) error {
+	for i := range convs {
+		for k := range convs[i].Turns {
+			t := &convs[i].Turns[k]
+			if t.build == nil {
+				continue
+			}
+			text, n, err := t.build()
+			if err != nil {
+				return err
+			}
+			t.Text, t.InputTokens, t.build = text, n, nil
+		}
+	}
+	return nil
 }
 
 // Requests counts the turns of conversations.

@@ -29,6 +29,9 @@ type FileOptions struct {
 	// (--conversation-num).
 	Conversations int
 	Seed          uint64
+	// Defer leaves the prompts of trace rows (mooncake_trace,
+	// bailian_trace, burst_gpt_trace) to BuildPrompts.
+	Defer bool
 }
 
 // formatReader reads one dataset format from its files (several when
@@ -143,6 +146,11 @@ func ReadFile(path string, o FileOptions) ([]Conversation, error) {
 	}
 	if len(convs) == 0 {
 		return nil, fmt.Errorf("--input-file %s: no requests in it", path)
+	}
+	if !o.Defer {
+		if err := BuildPrompts(convs); err != nil {
+			return nil, err
+		}
 	}
 	return convs, nil
 }

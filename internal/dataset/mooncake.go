@@ -95,11 +95,10 @@ func (r *mooncakeRow) turn(f *sourceFile, l sourceLine, blocks *blockTexts, row 
 	case *r.InputLength < 1 || *r.InputLength > maxPromptTokens:
 		return t, f.errorf(l, "input_length %d: it must be 1 to %d tokens", *r.InputLength, maxPromptTokens)
 	default:
-		var err error
-		t.Text, t.InputTokens, err = blocks.prompt(r.HashIDs, *r.InputLength, row)
-		if err != nil {
+		if err := blocks.check(r.HashIDs, *r.InputLength); err != nil {
 			return t, f.errorf(l, "%v", err)
 		}
+		t.build, t.InputTokens = blocks.builder(r.HashIDs, *r.InputLength, row), *r.InputLength
 	}
 	err := requestFields{r.OutputLength, r.Timestamp, r.Delay, r.Extra}.apply(f, l, &t)
 	return t, err
@@ -125,6 +124,20 @@ func (b *blockTexts) block(id int64) string {
 	return t
 }
 
+// check says whether n tokens can hold the hash blocks ids: all but the
+// last are whole.
+func (b *blockTexts) check(ids []int64, n int) error {
+	if full := (len(ids) - 1) * b.size; len(ids) > 0 && n <= full {
+		return fmt.Errorf("input_length %d is too short for %d hash blocks of %d tokens (more than %d needed; is --prompt-input-tokens-block-size the trace's block size?)", n, len(ids), b.size, full)
+	}
+	return nil
+}
+
+// builder is a row's prompt, built when called (Turn.build).
+func (b *blockTexts) builder(ids []int64, n, row int) func() (string, int, error) {
+	return func() (string, int, error) { return b.prompt(ids, n, row) }
+}
+
 // prompt joins the full blocks of ids[:len-1] and fits the last block so
 // that the whole counts exactly n tokens. Without hash ids the prompt is
 // text of its own.
@@ -134,8 +147,8 @@ func (b *blockTexts) prompt(ids []int64, n, row int) (string, int, error) {
 		text, count := b.corpus.Text(rng, n)
 		return text, count, nil
 	}
-	if full := (len(ids) - 1) * b.size; n <= full {
-		return "", 0, fmt.Errorf("input_length %d is too short for %d hash blocks of %d tokens (more than %d needed; is --prompt-input-tokens-block-size the trace's block size?)", n, len(ids), b.size, full)
+	if err := b.check(ids, n); err != nil {
+		return "", 0, err
 	}
 	var head strings.Builder
 	for _, id := range ids[:len(ids)-1] {
