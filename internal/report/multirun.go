@@ -75,12 +75,13 @@ func multiRunKeys() []keyMetric {
 // aggregate, in aggregate/.
 const confidenceFile = "profile_export_aiperf_aggregate.json"
 
-// runDirName is a run's folder under profile_runs/.
-var runDirName = regexp.MustCompile(`^run_(\d+)$`)
+// runDirName is a run's folder under profile_runs/: run_NNNN, or a
+// sweep cell's trial_NNNN (--parameter-sweep-mode independent).
+var runDirName = regexp.MustCompile(`^(?:run|trial)_(\d+)$`)
 
 // MultiRun is the page of a --num-profile-runs folder: its confidence
 // aggregate (dir/aggregate/) beside each run's own numbers
-// (dir/profile_runs/run_NNNN/).
+// (dir/profile_runs/run_NNNN/, or a sweep cell's trial_NNNN/).
 func MultiRun(dir, generator string) (*Page, error) {
 	path := filepath.Join(dir, "aggregate", confidenceFile)
 	b, err := os.ReadFile(path)

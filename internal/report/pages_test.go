@@ -151,6 +151,27 @@ func TestMultiRunPage(t *testing.T) {
 	}
 }
 
+// TestMultiRunPageOfASweepCell: an independent sweep's cell keeps its
+// trials in profile_runs/trial_NNNN/; they are its runs.
+func TestMultiRunPageOfASweepCell(t *testing.T) {
+	dir := t.TempDir()
+	writeJSON(t, filepath.Join(dir, "aggregate", confidenceFile), jsonObj{
+		"metadata": jsonObj{"aggregation_type": "confidence", "num_profile_runs": 2, "num_successful_runs": 2, "confidence_level": 0.95},
+		"metrics":  jsonObj{"time_to_first_token_avg": conf(15, 12.5, 17.5, 0.1, "ms")},
+	})
+	writeJSON(t, filepath.Join(dir, "profile_runs", "trial_0001", artifacts.ExportFile), runExport(14, 2.9))
+	writeJSON(t, filepath.Join(dir, "profile_runs", "trial_0002", artifacts.ExportFile), runExport(16, 3.1))
+	p, err := MultiRun(dir, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantCells(t, p, map[string]string{"mr-time_to_first_token_avg-trial_0001": "14.00", "mr-time_to_first_token_avg-trial_0002": "16.00"})
+	runs := seriesOf(t, pageChart(t, p, "time_to_first_token_avg_across_runs"), "Runs")
+	if !sameFloats(runs.X, []float64{1, 2}) || !sameFloats(runs.Y, []float64{14, 16}) {
+		t.Errorf("runs series %v %v, want trials 1 and 2 at 14 and 16", runs.X, runs.Y)
+	}
+}
+
 // sweepCellJSON is a cell of several trials: flat blocks.
 func sweepCellJSON(conc int, ttftP95, ttftP99, tput, perUser, latAvg float64) jsonObj {
 	return jsonObj{"parameters": jsonObj{"concurrency": conc}, "metrics": jsonObj{
