@@ -11,10 +11,13 @@ import (
 
 // HF is a Hugging Face tokenizer.json tokenizer with a BPE model (byte-level
 // as GPT-2, Llama 3, Qwen and DeepSeek; SentencePiece-style with byte
-// fallback as Llama 2, Mistral and Gemma). It encodes as the reference
-// library does with add_special_tokens=False: added tokens found in the
-// text, then normalizer, pre-tokenizer and merges; no post-processor. It is
-// safe for concurrent use.
+// fallback as Llama 2, Mistral and Gemma) or a WordPiece one (BERT,
+// MiniLM, BGE: BertNormalizer and BertPreTokenizer). It encodes as the
+// reference library does with add_special_tokens=False: added tokens found
+// in the text, then normalizer, pre-tokenizer and model; no post-processor,
+// so neither BERT's [CLS] and [SEP] nor a BOS count, and no truncation or
+// padding (limits of a model's input, not of the text). It is safe for
+// concurrent use.
 type HF struct {
 	name string
 	// raw are the added tokens matched in the text as written; normalized
@@ -22,10 +25,14 @@ type HF struct {
 	raw, normalized *addedTrie
 	norm            normalizer
 	pre             preTokenizer
-	model           *bpe
+	// The model is one of model (BPE) and wordPiece.
+	model     *bpe
+	wordPiece *wordPiece
 	// pieces is each id's text for Decode: raw bytes for a byte-level
-	// vocabulary, with "▁" for spaces otherwise.
+	// vocabulary, with "▁" for spaces otherwise, as written for WordPiece.
 	pieces []string
+	// wpDecoder, for a WordPiece model, joins pieces as its decoder does.
+	wpDecoder *wordPieceDecoder
 	// spaceMark is the character standing for a space ("▁"), "" for none;
 	// stripLead drops the space Decode gets from a prepended one.
 	spaceMark string
@@ -67,6 +74,16 @@ func (t *HF) Encode(text string) []int {
 // Decode returns the text of ids (unknown ids are skipped).
 func (t *HF) Decode(ids []int) string {
 	var b strings.Builder
+	if t.wpDecoder != nil {
+		i := 0
+		for _, id := range ids {
+			if id >= 0 && id < len(t.pieces) {
+				t.wpDecoder.decode(&b, i, t.pieces[id])
+				i++
+			}
+		}
+		return b.String()
+	}
 	for _, id := range ids {
 		if id >= 0 && id < len(t.pieces) {
 			b.WriteString(t.pieces[id])
@@ -107,16 +124,24 @@ func (t *HF) appendIDs(dst []int32, text string, sc *hfScratch) []int32 {
 				continue
 			}
 			if t.pre == nil {
-				dst = t.model.appendWord(dst, in.text)
+				dst = t.appendWord(dst, in.text)
 				continue
 			}
 			sc.words = t.pre.split(sc.words[:0], in.text, seg.start == 0 && in.start == 0, &sc.pieces)
 			for _, w := range sc.words {
-				dst = t.model.appendWord(dst, w)
+				dst = t.appendWord(dst, w)
 			}
 		}
 	}
 	return dst
+}
+
+// appendWord appends the tokens of one pre-tokenized word.
+func (t *HF) appendWord(dst []int32, w string) []int32 {
+	if t.wordPiece != nil {
+		return t.wordPiece.appendWord(dst, w)
+	}
+	return t.model.appendWord(dst, w)
 }
 
 type tokenizerJSON struct {
@@ -131,7 +156,12 @@ type tokenizerJSON struct {
 	} `json:"added_tokens"`
 	Normalizer   json.RawMessage `json:"normalizer"`
 	PreTokenizer json.RawMessage `json:"pre_tokenizer"`
-	Model        struct {
+	Decoder      *struct {
+		Type    string  `json:"type"`
+		Prefix  *string `json:"prefix"`
+		Cleanup *bool   `json:"cleanup"`
+	} `json:"decoder"`
+	Model struct {
 		Type                    string   `json:"type"`
 		Dropout                 *float64 `json:"dropout"`
 		UnkToken                *string  `json:"unk_token"`
@@ -140,6 +170,7 @@ type tokenizerJSON struct {
 		FuseUnk                 bool     `json:"fuse_unk"`
 		ByteFallback            bool     `json:"byte_fallback"`
 		IgnoreMerges            bool     `json:"ignore_merges"`
+		MaxInputCharsPerWord    *int     `json:"max_input_chars_per_word"`
 		// Vocab is read once the type is known: Unigram's is a list of
 		// [piece, score] pairs, BPE's and WordPiece's a map.
 		Vocab  json.RawMessage   `json:"vocab"`
@@ -176,40 +207,49 @@ func ParseHF(data []byte, name string) (*HF, error) {
 		return nil, errors.New(`no "model" with a "type" and a "vocab": not a Hugging Face tokenizer.json`)
 	case m.Type == "":
 		return nil, unsupported("model", "(no type, no merges)")
-	case m.Type != "BPE":
+	case m.Type != "BPE" && m.Type != "WordPiece":
 		return nil, unsupported("model", m.Type)
 	}
 	var vocab map[string]int32
 	if err := json.Unmarshal(m.Vocab, &vocab); err != nil {
-		return nil, fmt.Errorf("BPE vocab: %w", err)
+		return nil, fmt.Errorf("%s vocab: %w", m.Type, err)
 	}
 	if len(vocab) == 0 {
-		return nil, errors.New("the BPE vocabulary is empty: no text could be counted with it")
+		return nil, fmt.Errorf("the %s vocabulary is empty: no text could be counted with it", m.Type)
 	}
-	if m.Dropout != nil && *m.Dropout > 0 {
-		return nil, errors.New("BPE dropout is random and cannot be counted exactly")
-	}
-	if p := m.ContinuingSubwordPrefix; p != nil && *p != "" {
-		return nil, fmt.Errorf("BPE continuing_subword_prefix %q is not supported", *p)
-	}
-	if s := m.EndOfWordSuffix; s != nil && *s != "" {
-		return nil, fmt.Errorf("BPE end_of_word_suffix %q is not supported", *s)
+	if m.Type == "BPE" {
+		if err := checkBPEOptions(&j); err != nil {
+			return nil, err
+		}
 	}
 	norm, err := parseNormalizer(j.Normalizer)
 	if err != nil {
 		return nil, err
 	}
-	pre, byteLevel, err := parsePreTokenizer(j.PreTokenizer)
+	pre, byteLevel, err := parseHFPreTokenizer(j.PreTokenizer)
 	if err != nil {
 		return nil, err
 	}
-	model := &bpe{byteLevel: byteLevel, ignoreMerges: m.IgnoreMerges, byteFallback: m.ByteFallback, fuseUnk: m.FuseUnk, unk: -1}
-	t := &HF{name: name, norm: norm, pre: pre, model: model}
-	if err := model.load(vocab, m.Merges, m.UnkToken); err != nil {
-		return nil, err
+	t := &HF{name: name, norm: norm, pre: pre}
+	// pieces are the model's tokens by their text, for Decode.
+	var pieces map[string]int32
+	if m.Type == "WordPiece" {
+		if byteLevel {
+			return nil, errors.New("a WordPiece model after a ByteLevel pre-tokenizer is not supported")
+		}
+		if t.wordPiece, t.wpDecoder, err = loadWordPiece(&j, vocab); err != nil {
+			return nil, err
+		}
+		pieces = vocab
+	} else {
+		t.model = &bpe{byteLevel: byteLevel, ignoreMerges: m.IgnoreMerges, byteFallback: m.ByteFallback, fuseUnk: m.FuseUnk, unk: -1}
+		if err := t.model.load(vocab, m.Merges, m.UnkToken); err != nil {
+			return nil, err
+		}
+		pieces = t.model.vocab
 	}
 	maxID := int32(-1)
-	for _, id := range model.vocab {
+	for _, id := range pieces {
 		maxID = max(maxID, id)
 	}
 	var raw, normalized []addedToken
@@ -237,21 +277,109 @@ func ParseHF(data []byte, name string) (*HF, error) {
 	}
 	t.raw, t.normalized = newAddedTrie(raw), newAddedTrie(normalized)
 	t.pieces = make([]string, maxID+1)
-	for s, id := range model.vocab {
+	for s, id := range pieces {
 		t.pieces[id] = s
 	}
-	for b, id := range model.fallbackIDs {
-		if id >= 0 && model.byteFallback {
-			t.pieces[id] = string([]byte{byte(b)})
+	if t.model != nil {
+		for b, id := range t.model.fallbackIDs {
+			if id >= 0 && t.model.byteFallback {
+				t.pieces[id] = string([]byte{byte(b)})
+			}
 		}
 	}
 	for _, a := range j.AddedTokens {
 		t.pieces[a.ID] = a.Content
 	}
-	if !byteLevel {
+	if t.model != nil && !byteLevel {
 		t.spaceMark, t.stripLead = spaceMarkOf(norm, pre)
 	}
 	return t, nil
+}
+
+// checkBPEOptions refuses the BPE options that cannot be counted exactly.
+func checkBPEOptions(j *tokenizerJSON) error {
+	m := &j.Model
+	if m.Dropout != nil && *m.Dropout > 0 {
+		return errors.New("BPE dropout is random and cannot be counted exactly")
+	}
+	if p := m.ContinuingSubwordPrefix; p != nil && *p != "" {
+		return fmt.Errorf("BPE continuing_subword_prefix %q is not supported", *p)
+	}
+	if s := m.EndOfWordSuffix; s != nil && *s != "" {
+		return fmt.Errorf("BPE end_of_word_suffix %q is not supported", *s)
+	}
+	return nil
+}
+
+// loadWordPiece builds a WordPiece model, with the reference's defaults
+// for what the file leaves out, and its decoder: the file's WordPiece
+// decoder, else one with the model's prefix (BERT's).
+func loadWordPiece(j *tokenizerJSON, vocab map[string]int32) (*wordPiece, *wordPieceDecoder, error) {
+	m := &j.Model
+	unk, prefix, maxChars := "[UNK]", "##", 100
+	if m.UnkToken != nil {
+		unk = *m.UnkToken
+	}
+	if m.ContinuingSubwordPrefix != nil {
+		prefix = *m.ContinuingSubwordPrefix
+	}
+	if m.MaxInputCharsPerWord != nil {
+		maxChars = *m.MaxInputCharsPerWord
+	}
+	wp, err := newWordPiece(vocab, unk, prefix, maxChars)
+	if err != nil {
+		return nil, nil, fmt.Errorf("WordPiece: %w", err)
+	}
+	dec := &wordPieceDecoder{prefix: prefix, cleanup: true}
+	if d := j.Decoder; d != nil && d.Type == "WordPiece" {
+		if d.Prefix != nil {
+			dec.prefix = *d.Prefix
+		}
+		if d.Cleanup != nil {
+			dec.cleanup = *d.Cleanup
+		}
+	}
+	return wp, dec, nil
+}
+
+// parseHFPreTokenizer is parsePreTokenizer with BertPreTokenizer, alone or
+// in a Sequence.
+func parseHFPreTokenizer(raw json.RawMessage) (preTokenizer, bool, error) {
+	var j struct {
+		Type          string            `json:"type"`
+		PreTokenizers []json.RawMessage `json:"pretokenizers"`
+	}
+	if len(raw) == 0 || string(raw) == "null" || json.Unmarshal(raw, &j) != nil {
+		return parsePreTokenizer(raw)
+	}
+	switch j.Type {
+	case "BertPreTokenizer":
+		return bertPreTokenizer{}, false, nil
+	case "Sequence":
+		if !strings.Contains(string(raw), "BertPreTokenizer") {
+			return parsePreTokenizer(raw)
+		}
+		var seq preTokenizerSeq
+		bytes := false
+		for i, r := range j.PreTokenizers {
+			p, bl, err := parseHFPreTokenizer(r)
+			if err != nil {
+				return nil, false, err
+			}
+			if bl && i != len(j.PreTokenizers)-1 {
+				return nil, false, errors.New("pre_tokenizer: a ByteLevel pre-tokenizer before another one is not supported")
+			}
+			bytes = bytes || bl
+			if p != nil {
+				seq = append(seq, p)
+			}
+		}
+		if len(seq) == 0 {
+			return nil, bytes, nil
+		}
+		return seq, bytes, nil
+	}
+	return parsePreTokenizer(raw)
 }
 
 // spaceMarkOf finds the character a SentencePiece-style tokenizer writes for

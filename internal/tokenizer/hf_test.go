@@ -154,13 +154,13 @@ func TestUnsupportedComponents(t *testing.T) {
 		extra map[string]any
 		want  string
 	}{
-		{"wordpiece", map[string]any{"type": "WordPiece", "vocab": map[string]int{"a": 0}}, nil, `model "WordPiece" is not supported`},
 		{"unigram", map[string]any{"type": "Unigram", "vocab": [][]any{{"<unk>", 0.0}, {"▁a", -1.5}}}, nil, `model "Unigram" is not supported`},
 		{"no model type", map[string]any{"vocab": map[string]int{"a": 0}}, nil, `model "(no type, no merges)" is not supported`},
 		{"no model", map[string]any{}, nil, `not a Hugging Face tokenizer.json`},
 		{"empty vocab", map[string]any{"type": "BPE", "vocab": map[string]int{}, "merges": []string{}}, nil, "vocabulary is empty"},
 		{"precompiled", bpe, map[string]any{"normalizer": map[string]any{"type": "Precompiled"}}, `normalizer "Precompiled" is not supported`},
-		{"bert", bpe, map[string]any{"pre_tokenizer": map[string]any{"type": "BertPreTokenizer"}}, `pre-tokenizer "BertPreTokenizer"`},
+		{"punctuation", bpe, map[string]any{"pre_tokenizer": map[string]any{"type": "Punctuation"}}, `pre-tokenizer "Punctuation"`},
+		{"bert in a sequence", bpe, map[string]any{"pre_tokenizer": map[string]any{"type": "Sequence", "pretokenizers": []any{map[string]any{"type": "BertPreTokenizer"}, map[string]any{"type": "UnicodeScripts"}}}}, `pre-tokenizer "UnicodeScripts"`},
 		{"dropout", map[string]any{"type": "BPE", "vocab": map[string]int{"a": 0}, "merges": []string{}, "dropout": 0.1}, nil, "dropout"},
 		{"suffix", map[string]any{"type": "BPE", "vocab": map[string]int{"a": 0}, "merges": []string{}, "end_of_word_suffix": "</w>"}, nil, "end_of_word_suffix"},
 		{"bad merge", map[string]any{"type": "BPE", "vocab": map[string]int{"a": 0}, "merges": []string{"a b"}}, nil, "missing from the vocabulary"},
@@ -247,6 +247,7 @@ func FuzzParseHF(f *testing.F) {
 	f.Add([]byte(`{"model":{"type":"BPE","vocab":{"a":0,"b":1,"ab":2},"merges":["a b"]},"added_tokens":[{"id":3,"content":"<s>"}]}`), "ab<s>ba")
 	f.Add([]byte(`{"model":{"type":"BPE","vocab":{"▁":0,"<0x41>":1,"<unk>":2},"merges":[],"byte_fallback":true,"unk_token":"<unk>"},"normalizer":{"type":"Prepend","prepend":"▁"},"pre_tokenizer":{"type":"Metaspace"}}`), "A b")
 	f.Add([]byte(`{"model":{"type":"BPE","vocab":{"a":0},"merges":[]},"pre_tokenizer":{"type":"Split","pattern":{"Regex":"a+"},"behavior":"Contiguous","invert":true}}`), "aab a")
+	f.Add([]byte(`{"model":{"type":"WordPiece","vocab":{"[UNK]":0,"un":1,"##aff":2,"##able":3},"unk_token":"[UNK]","continuing_subword_prefix":"##","max_input_chars_per_word":100},"normalizer":{"type":"BertNormalizer","clean_text":true,"handle_chinese_chars":true,"strip_accents":null,"lowercase":true},"pre_tokenizer":{"type":"BertPreTokenizer"},"added_tokens":[{"id":0,"content":"[UNK]","special":true}]}`), "Unaffable, 漢字 É\u200b[UNK]")
 	f.Fuzz(func(t *testing.T, data []byte, text string) {
 		tok, err := ParseHF(data, "fuzz")
 		if err != nil {

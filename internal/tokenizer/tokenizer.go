@@ -1,7 +1,8 @@
 // Package tokenizer counts tokens as the served model does: Hugging Face
 // tokenizer.json files (byte-level BPE as GPT-2, Llama 3, Qwen and
-// DeepSeek; SentencePiece-style BPE as Llama 2, Mistral and Gemma), the
-// builtin tiktoken o200k_base, and llmbench's own word splitter for tests.
+// DeepSeek; SentencePiece-style BPE as Llama 2, Mistral and Gemma;
+// WordPiece as BERT, MiniLM and BGE), the builtin tiktoken o200k_base, and
+// llmbench's own word splitter for tests.
 // Counts are those of the reference libraries with add_special_tokens=False:
 // no BOS or EOS is added, special tokens written in the text count as one.
 package tokenizer
