@@ -31,8 +31,9 @@ type bpe struct {
 	unk          int32 // -1: none, the character is dropped
 	fuseUnk      bool
 
-	cache wordCache
-	pool  sync.Pool // *bpeScratch
+	cache  wordCache
+	pool   sync.Pool // *bpeScratch
+	filter mergeFilter
 }
 
 const noMerge = ^uint64(0)
@@ -62,7 +63,12 @@ type bpeScratch struct {
 	heap   mergeHeap
 	prev   []int32
 	next   []int32
+	long   *longWord // appendLong's, kept for the next long word
 }
+
+// scratchKeepMax is the most symbols a pooled scratch keeps room for:
+// one that held a huge word is left to the collector, not kept.
+const scratchKeepMax = 1 << 16
 
 // appendWord appends the tokens of one pre-tokenized word to dst.
 func (m *bpe) appendWord(dst []int32, word string) []int32 {
@@ -82,44 +88,76 @@ func (m *bpe) appendWord(dst []int32, word string) []int32 {
 	if sc == nil {
 		sc = &bpeScratch{}
 	}
-	sc.ids, sc.starts = m.symbols(sc.ids[:0], sc.starts[:0], word)
-	var ids []int32
-	if len(sc.ids) <= scanMergeMax {
-		ids = m.mergeScan(sc, word)
+	if len(word) > longWindow {
+		// Too long to merge whole in bounded memory (and never cached).
+		dst = m.appendLong(dst, word, sc, longWindow, longOverlap)
 	} else {
-		ids = m.mergeHeap(sc, word)
+		sc.ids, sc.starts = m.symbols(sc.ids[:0], sc.starts[:0], word)
+		var ids []int32
+		if len(sc.ids) <= scanMergeMax {
+			ids = m.mergeScan(sc, word)
+		} else {
+			ids = m.mergeHeap(sc, word)
+		}
+		m.cache.put(word, ids)
+		dst = append(dst, ids...)
 	}
-	m.cache.put(word, ids)
-	dst = append(dst, ids...)
-	m.pool.Put(sc)
+	if cap(sc.ids) <= scratchKeepMax && cap(sc.heap) <= 2*scratchKeepMax {
+		m.pool.Put(sc)
+	}
 	return dst
 }
 
 // symbols appends word's initial symbols: characters (bytes in a
 // byte-level vocabulary), byte fallbacks, unknowns.
 func (m *bpe) symbols(dst, starts []int32, word string) ([]int32, []int32) {
+	z := symbolizer{m: m, word: word, withStarts: m.byteLevel}
+	dst, starts, _ = z.fill(dst, starts, 0, maxInt)
+	return dst, starts
+}
+
+const maxInt = int(^uint(0) >> 1)
+
+// symbolizer makes a word's initial symbols in order, a stretch at a time,
+// so that a long word's are made as its windows need them, never all at
+// once.
+type symbolizer struct {
+	m          *bpe
+	word       string
+	withStarts bool // record each symbol's first byte (byte-level only)
+	i          int  // the next byte to read
+	pendingUnk bool
+}
+
+// fill appends symbols to dst (and their first bytes, less base, to
+// starts) until dst holds limit symbols (a few more for a character
+// spelled in byte fallbacks) or the word is done, which it reports.
+func (z *symbolizer) fill(dst, starts []int32, base, limit int) ([]int32, []int32, bool) {
+	m, word := z.m, z.word
 	if m.byteLevel {
-		for i := 0; i < len(word); i++ {
-			id := m.byteIDs[word[i]]
+		for ; z.i < len(word) && len(dst) < limit; z.i++ {
+			id := m.byteIDs[word[z.i]]
 			if id < 0 {
 				if id = m.unk; id < 0 {
 					continue
 				}
 			}
-			dst, starts = append(dst, id), append(starts, int32(i))
+			dst = append(dst, id)
+			if z.withStarts {
+				starts = append(starts, int32(z.i-base))
+			}
 		}
-		return dst, starts
+		return dst, starts, z.i == len(word)
 	}
 	// Symbols from characters carry no byte offsets (rankIsID needs
 	// them only for byte-level vocabularies); starts stays as it is.
-	pendingUnk := false
-	for i := 0; i < len(word); {
-		_, size := utf8.DecodeRuneInString(word[i:])
-		ch := word[i : i+size]
-		i += size
+	for z.i < len(word) && len(dst) < limit {
+		_, size := utf8.DecodeRuneInString(word[z.i:])
+		ch := word[z.i : z.i+size]
+		z.i += size
 		if id, ok := m.vocab[ch]; ok {
-			if pendingUnk {
-				dst, pendingUnk = append(dst, m.unk), false
+			if z.pendingUnk {
+				dst, z.pendingUnk = append(dst, m.unk), false
 			}
 			dst = append(dst, id)
 			continue
@@ -135,15 +173,18 @@ func (m *bpe) symbols(dst, starts []int32, word string) ([]int32, []int32) {
 		if m.unk < 0 {
 			continue
 		}
-		if pendingUnk && !m.fuseUnk {
+		if z.pendingUnk && !m.fuseUnk {
 			dst = append(dst, m.unk)
 		}
-		pendingUnk = true
+		z.pendingUnk = true
 	}
-	if pendingUnk {
-		dst = append(dst, m.unk)
+	if z.i < len(word) {
+		return dst, starts, false
 	}
-	return dst, starts
+	if z.pendingUnk {
+		dst, z.pendingUnk = append(dst, m.unk), false
+	}
+	return dst, starts, true
 }
 
 func (m *bpe) hasFallback(ch string) bool {

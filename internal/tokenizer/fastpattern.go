@@ -1,6 +1,7 @@
 package tokenizer
 
 import (
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -15,6 +16,12 @@ const (
 	qwenPattern = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
 	// o200kPattern is tiktoken's o200k_base (GPT-4o).
 	o200kPattern = `[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+	// DeepSeek V3's three Split patterns, in its order: numbers, runs of
+	// CJK ideographs and kana, then words, punctuation and white space.
+	// The last has CR and LF written as themselves in its classes.
+	deepseekNumbers = `\p{N}{1,3}`
+	deepseekCJK     = "[\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff]+"
+	deepseekWords   = "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+"
 )
 
 // fastPattern returns the hand-written matcher for a well-known
@@ -29,6 +36,12 @@ func fastPattern(expr string) pattern {
 		return scanner{flavor: cl100kFlavor, maxDigits: 1}
 	case o200kPattern:
 		return scanner{flavor: o200kFlavor, maxDigits: 3}
+	case deepseekNumbers:
+		return numberRuns{maxDigits: 3}
+	case deepseekCJK:
+		return cjkRuns{}
+	case deepseekWords:
+		return deepseekScanner{}
 	}
 	return nil
 }
@@ -43,12 +56,14 @@ const (
 
 // Character classes, as bits.
 const (
-	cLetter  = 1 << iota // \p{L}
-	cNumber              // \p{N}
-	cSpace               // \s
-	cNewline             // \r or \n
-	cUpper               // o200k's [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]
-	cLower               // o200k's [\p{Ll}\p{Lm}\p{Lo}\p{M}]
+	cLetter   = 1 << iota // \p{L}
+	cNumber               // \p{N}
+	cSpace                // \s
+	cNewline              // \r or \n
+	cUpper                // o200k's [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]
+	cLower                // o200k's [\p{Ll}\p{Lm}\p{Lo}\p{M}]
+	cMark                 // \p{M}
+	cPunctSym             // [\p{P}\p{S}]
 )
 
 var asciiClass = func() (t [utf8.RuneSelf]uint8) {
@@ -79,7 +94,48 @@ func classOfRune(r rune) uint8 {
 	if mark || unicode.In(r, unicode.Ll, unicode.Lm, unicode.Lo) {
 		c |= cLower
 	}
+	if mark {
+		c |= cMark
+	}
+	if unicode.In(r, unicode.P, unicode.S) {
+		c |= cPunctSym
+	}
 	return c
+}
+
+// bmpClass is classOfRune for every rune below U+10000, built from the
+// Unicode tables on first use: classOfRune takes hundreds of nanoseconds
+// (a dozen table searches), which a long run of CJK text pays per
+// character.
+var bmpClass = sync.OnceValue(func() *[1 << 16]uint8 {
+	t := new([1 << 16]uint8)
+	set := func(bit uint8, tables ...*unicode.RangeTable) {
+		for _, rt := range tables {
+			for _, r := range rt.R16 {
+				for c := int(r.Lo); c <= int(r.Hi); c += int(r.Stride) {
+					t[c] |= bit
+				}
+			}
+		}
+	}
+	set(cLetter, unicode.L)
+	set(cNumber, unicode.N)
+	set(cSpace, unicode.White_Space)
+	t['\r'] |= cNewline
+	t['\n'] |= cNewline
+	set(cUpper, unicode.M, unicode.Lu, unicode.Lt, unicode.Lm, unicode.Lo)
+	set(cLower, unicode.M, unicode.Ll, unicode.Lm, unicode.Lo)
+	set(cMark, unicode.M)
+	set(cPunctSym, unicode.P, unicode.S)
+	return t
+})
+
+// classOf is classOfRune, by table below U+10000.
+func classOf(r rune) uint8 {
+	if r < 1<<16 {
+		return bmpClass()[r]
+	}
+	return classOfRune(r)
 }
 
 // other is [^\s\p{L}\p{N}].
@@ -100,7 +156,7 @@ func at(s string, i int) (int, uint8) {
 		return 1, asciiClass[b]
 	}
 	r, w := utf8.DecodeRuneInString(s[i:])
-	return w, classOfRune(r)
+	return w, classOf(r)
 }
 
 // run returns the end of the run of characters from i whose class has
@@ -337,4 +393,122 @@ func withContraction(s string, end int) int {
 		return end + contraction(s, end, true)
 	}
 	return end
+}
+
+// numberRuns matches \p{N}{1,maxDigits}: digits in groups, the text
+// between them unmatched.
+type numberRuns struct{ maxDigits int }
+
+func (p numberRuns) matches(dst [][2]int, s string) [][2]int {
+	for i := 0; i < len(s); {
+		w, c := at(s, i)
+		if c&cNumber == 0 {
+			i += w
+			continue
+		}
+		end := i
+		for n := 0; n < p.maxDigits; n++ {
+			w, c := at(s, end)
+			if c&cNumber == 0 {
+				break
+			}
+			end += w
+		}
+		dst = append(dst, [2]int{i, end})
+		i = end
+	}
+	return dst
+}
+
+// cjkRuns matches DeepSeek's [\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff]+.
+type cjkRuns struct{}
+
+func isDeepseekCJK(r rune) bool {
+	return 0x4e00 <= r && r <= 0x9fa5 || 0x3040 <= r && r <= 0x30ff
+}
+
+func (cjkRuns) matches(dst [][2]int, s string) [][2]int {
+	start := -1
+	for i := 0; i < len(s); {
+		r, w := rune(s[i]), 1
+		if r >= utf8.RuneSelf {
+			r, w = utf8.DecodeRuneInString(s[i:])
+		}
+		switch in := isDeepseekCJK(r); {
+		case in && start < 0:
+			start = i
+		case !in && start >= 0:
+			dst = append(dst, [2]int{start, i})
+			start = -1
+		}
+		i += w
+	}
+	if start >= 0 {
+		dst = append(dst, [2]int{start, len(s)})
+	}
+	return dst
+}
+
+// deepseekScanner matches deepseekWords, whose alternatives are tried in
+// order at each character:
+//
+//	P[A-Za-z]+            P an ASCII punctuation character
+//	[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+
+//	 ?[\p{P}\p{S}]+[\r\n]*
+//	\s*[\r\n]+|\s+(?!\S)|\s+
+//
+// A character where none matches (a digit before no letter, a control
+// character) is left unmatched.
+type deepseekScanner struct{}
+
+func (deepseekScanner) matches(dst [][2]int, s string) [][2]int {
+	for i := 0; i < len(s); {
+		w0, c0 := at(s, i)
+		end := deepseekMatchAt(s, i, w0, c0)
+		if end < 0 {
+			i += w0
+			continue
+		}
+		dst = append(dst, [2]int{i, end})
+		i = end
+	}
+	return dst
+}
+
+func isASCIILetter(b byte) bool { return 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' }
+
+// deepseekMatchAt returns the end of the match at i, or -1 for none.
+func deepseekMatchAt(s string, i, w0 int, c0 uint8) int {
+	if b := s[i]; b < utf8.RuneSelf && c0&cPunctSym != 0 && i+1 < len(s) && isASCIILetter(s[i+1]) {
+		// Every ASCII character of \p{P} or \p{S} is in the list.
+		j := i + 1
+		for j < len(s) && isASCIILetter(s[j]) {
+			j++
+		}
+		return j
+	}
+	const letterOrMark = cLetter | cMark
+	if c0&letterOrMark != 0 {
+		return run(s, i, letterOrMark)
+	}
+	if c0&(cNewline|cPunctSym) == 0 {
+		if w1, c1 := at(s, i+w0); w1 > 0 && c1&letterOrMark != 0 {
+			return run(s, i+w0, letterOrMark)
+		}
+	}
+	j := i
+	if s[i] == ' ' {
+		j++
+	}
+	if w, c := at(s, j); w > 0 && c&cPunctSym != 0 {
+		j = run(s, j, cPunctSym)
+		for j < len(s) && (s[j] == '\r' || s[j] == '\n') {
+			j++
+		}
+		return j
+	}
+	if c0&cSpace != 0 {
+		return whitespace(s, i, true)
+	}
+	return -1
 }

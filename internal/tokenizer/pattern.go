@@ -55,23 +55,22 @@ func (p regex) matches(dst [][2]int, s string) [][2]int {
 		return dst
 	}
 	runes := []rune(s)
-	// byteAt[i] is the byte offset of rune i.
-	byteAt := make([]int, len(runes)+1)
-	off := 0
-	for i, r := range runes {
-		byteAt[i] = off
-		if r == utf8.RuneError {
+	// Rune indices become byte offsets by walking s alongside the
+	// matches, which only move forward: a table of every rune's offset
+	// would cost 8 bytes a character on a long text.
+	ri, bi := 0, 0
+	byteAt := func(r int) int {
+		for ; ri < r; ri++ {
 			// An invalid byte decodes to one RuneError of width 1.
-			_, w := utf8.DecodeRuneInString(s[off:])
-			off += w
-		} else {
-			off += utf8.RuneLen(r)
+			_, w := utf8.DecodeRuneInString(s[bi:])
+			bi += w
 		}
+		return bi
 	}
-	byteAt[len(runes)] = off
 	m, err := p.re.FindRunesMatch(runes)
 	for err == nil && m != nil {
-		dst = append(dst, [2]int{byteAt[m.Index], byteAt[m.Index+m.Length]})
+		start := byteAt(m.Index)
+		dst = append(dst, [2]int{start, byteAt(m.Index + m.Length)})
 		m, err = p.re.FindNextMatch(m)
 	}
 	return dst

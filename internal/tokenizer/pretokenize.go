@@ -47,6 +47,17 @@ type splitter struct {
 }
 
 func (sp splitter) split(dst []string, s string, _ bool, sc *pieceScratch) []string {
+	if scan, ok := sp.pat.(scanner); ok && sp.behavior == isolated && !sp.invert {
+		// The known patterns match everywhere, so the pieces are the
+		// matches: cut them directly rather than list the matches first
+		// (16 bytes each, a million of them for a MB of digits).
+		for i := 0; i < len(s); {
+			end := scan.matchAt(s, i)
+			dst = append(dst, s[i:end])
+			i = end
+		}
+		return dst
+	}
 	sc.matches = sp.pat.matches(sc.matches[:0], s)
 	return splitBy(dst, s, sc.matches, sp.behavior, sp.invert, sc)
 }
@@ -280,12 +291,21 @@ func parsePreTokenizer(raw json.RawMessage) (preTokenizer, bool, error) {
 				return nil, false, errors.New("pre_tokenizer: a ByteLevel pre-tokenizer before another one is not supported")
 			}
 			bytes = bytes || bl
+			// A ByteLevel step that neither splits nor adds a space (after
+			// a Split, as in most byte-level tokenizers) leaves the pieces
+			// as they are: skipped, it costs no copy of them.
+			if b, ok := p.(byteLevel); ok && b.re == nil && !b.addPrefixSpace {
+				continue
+			}
 			if p != nil {
 				seq = append(seq, p)
 			}
 		}
-		if len(seq) == 0 {
+		switch len(seq) {
+		case 0:
 			return nil, bytes, nil
+		case 1:
+			return seq[0], bytes, nil
 		}
 		return seq, bytes, nil
 	case "Split":
