@@ -437,14 +437,17 @@ func pNN(t *testing.T, agg map[string]json.RawMessage, tag, stat string) float64
 	return v
 }
 
-// TestPrefillCurve: against a server whose prefill takes 20 µs per prompt
-// token on top of 20 ms, prefill-ttft-curve fits TTFT ≈ 0.02·ISL + 20.
+// TestPrefillCurve: against a server whose prefill takes 100 µs per prompt
+// token on top of 20 ms, prefill-ttft-curve fits TTFT ≈ 0.1·ISL + 20. The
+// cost per token is large so that the client's and the server's own work
+// per prompt token (a few µs under -race on a loaded machine, measured
+// with the prefill) stays a small part of the slope.
 func TestPrefillCurve(t *testing.T) {
 	quickRuns(t)
 	dir := t.TempDir()
 	var stdout, stderr bytes.Buffer
 	code := run(profileArgs("--search-recipe", "prefill-ttft-curve", "--isl-max", "4096", "--isl-steps", "4", "--request-count", "6",
-		"--mock-prefill-us-per-token", "20", "--artifact-dir", dir, "--ui", "none"), &stdout, &stderr)
+		"--mock-prefill-us-per-token", "100", "--artifact-dir", dir, "--ui", "none"), &stdout, &stderr)
 	if code != exitOK {
 		t.Fatalf("exit %d\nstderr:\n%s", code, stderr.String())
 	}
@@ -467,8 +470,8 @@ func TestPrefillCurve(t *testing.T) {
 	if curve.Form != "linear" || len(curve.Coef) != 2 || curve.Below || curve.R2 < 0.99 || !reflect.DeepEqual(isls, []int{256, 645, 1625, 4096}) {
 		t.Fatalf("prefill_curve.json: %+v", curve)
 	}
-	if slope, icpt := curve.Coef[0], curve.Coef[1]; slope < 0.018 || slope > 0.022 || icpt < 19 || icpt > 24 {
-		t.Errorf("TTFT = %.4f·ISL + %.2f; want ≈ 0.02·ISL + 20", slope, icpt)
+	if slope, icpt := curve.Coef[0], curve.Coef[1]; slope < 0.095 || slope > 0.108 || icpt < 19 || icpt > 26 {
+		t.Errorf("TTFT = %.4f·ISL + %.2f; want ≈ 0.1·ISL + 20", slope, icpt)
 	}
 }
 

@@ -249,7 +249,29 @@ func (o Options) withDefaults() Options {
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
+	// The scrape collectors warn from their own goroutines while the load
+	// reports progress and Run warns from its own; the caller's writers
+	// (often one terminal, or a bytes.Buffer in tests) need not be safe for
+	// that, so every write goes through one lock.
+	mu := new(sync.Mutex)
+	o.Log = &lockedWriter{mu: mu, w: o.Log}
+	if o.Progress != nil {
+		o.Progress = &lockedWriter{mu: mu, w: o.Progress}
+	}
 	return o
+}
+
+// lockedWriter serializes writes to w under mu, shared by the writers of
+// one run.
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
 }
 
 // writeExports writes the client-side files: the profile JSON and CSV,
