@@ -7,6 +7,7 @@ package schedule
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -47,6 +48,44 @@ type Plan struct {
 	// before they are cancelled.
 	Grace time.Duration
 	Seed  uint64
+	// Shard, when its Count is above 1, makes this process one part of a
+	// run spread over several: every shard computes the whole plan (each
+	// job's number, every arrival of the one rate process, every slot's
+	// opening on a ramp) and sends only the jobs and fills only the
+	// concurrency slots it owns, so the shards' jobs together are exactly
+	// the plan's.
+	Shard Shard
+	// StartAt, when set, is when the first phase starts: the run waits
+	// for it, and starts at once (late) when it has passed.
+	StartAt time.Time
+}
+
+// Shard is one part of a plan split over several processes: it owns
+// global job and slot g when g mod Count is Index (10 slots over 3
+// shards: 4, 3 and 3).
+type Shard struct{ Index, Count int }
+
+// Owns reports whether job or slot g is the shard's.
+func (s Shard) Owns(g int) bool { return s.Count <= 1 || g%s.Count == s.Index }
+
+// Part is how many of the plan's n jobs or slots the shard owns.
+func (s Shard) Part(n int) int {
+	if s.Count <= 1 {
+		return n
+	}
+	p := n / s.Count
+	if s.Index < n%s.Count {
+		p++
+	}
+	return p
+}
+
+// global is the plan's number of the shard's i-th job or slot.
+func (s Shard) global(i int) int {
+	if s.Count <= 1 {
+		return i
+	}
+	return i*s.Count + s.Index
 }
 
 // Validate reports a plan that cannot run.
@@ -60,6 +99,12 @@ func (p Plan) Validate() error {
 		return errors.New("schedule: need a concurrency or a request rate")
 	case p.Count == 0 && p.Duration <= 0:
 		return errors.New("schedule: need a request count or a duration")
+	case p.Shard.Count > 1 && (p.Shard.Index < 0 || p.Shard.Index >= p.Shard.Count):
+		return fmt.Errorf("schedule: shard %d of %d", p.Shard.Index, p.Shard.Count)
+	case p.Shard.Count > 1 && p.Count > 0 && p.Count < p.Shard.Count:
+		return fmt.Errorf("%d requests cannot be split over %d shards: every shard needs at least one (fewer shards, or more requests)", p.Count, p.Shard.Count)
+	case p.Shard.Count > 1 && p.Times == nil && (p.Rate == 0 || p.Concurrency > 0) && p.Concurrency < p.Shard.Count:
+		return fmt.Errorf("--concurrency %d cannot be split over %d shards: every shard needs at least one slot", p.Concurrency, p.Shard.Count)
 	}
 	return nil
 }
@@ -79,7 +124,8 @@ type Job struct {
 	Scheduled bool
 	// PhaseStart is when the job's phase began: a fixed schedule's later
 	// turns are due relative to it. PhaseIndex is the job's number within
-	// its phase (on a fixed schedule, the index into Times).
+	// its phase in the whole plan, every shard's jobs counted (on a fixed
+	// schedule, the index into Times).
 	PhaseStart time.Time
 	PhaseIndex int
 	// Issuing ends when no more requests may start (a --benchmark-duration
@@ -105,6 +151,9 @@ type Outcome struct {
 	Cancelled bool
 	// Sent is the number of requests handed to the Sender.
 	Sent int
+	// Late is how long after Plan.StartAt the run started (0 when on
+	// time or without one).
+	Late time.Duration
 }
 
 // Run generates the load, calling send for every session, and returns
@@ -121,20 +170,38 @@ func Run(ctx context.Context, p Plan, send Sender, obs Observer) (Outcome, error
 		sent.Add(1)
 		send(c, j)
 	}
-	rng := rand.New(rand.NewPCG(p.Seed, 0x7363686564756c65)) // "schedule"
+	var late time.Duration
+	if !p.StartAt.IsZero() {
+		w := hrtimer.New(ctx)
+		w.Until(p.StartAt)
+		w.Stop()
+		late = max(time.Since(p.StartAt), 0)
+	}
 	if (p.Warmup > 0 || p.WarmupDuration > 0) && ctx.Err() == nil {
 		warm := p
 		warm.Times = nil
 		if warm.Rate == 0 && warm.Concurrency == 0 {
-			warm.Concurrency = 1 // a fixed schedule warms up one at a time
+			// A fixed schedule warms up one at a time (one per shard).
+			warm.Concurrency = max(1, p.Shard.Count)
 		}
-		runPhase(ctx, warm, record.PhaseWarmup, 0, p.Warmup, p.WarmupDuration, rng, counted, obs)
+		runPhase(ctx, warm, record.PhaseWarmup, 0, p.Warmup, p.WarmupDuration, phaseRand(p.Seed, record.PhaseWarmup), counted, obs)
 	}
 	if ctx.Err() == nil {
 		first := int(sent.Load()) // a warm-up by duration sent an unknown number
-		runPhase(ctx, p, record.PhaseProfiling, first, p.Count, p.Duration, rng, counted, obs)
+		runPhase(ctx, p, record.PhaseProfiling, first, p.Count, p.Duration, phaseRand(p.Seed, record.PhaseProfiling), counted, obs)
 	}
-	return Outcome{Cancelled: ctx.Err() != nil, Sent: int(sent.Load())}, nil
+	return Outcome{Cancelled: ctx.Err() != nil, Sent: int(sent.Load()), Late: late}, nil
+}
+
+// phaseRand is a phase's own random numbers: the profiling phase's
+// arrivals are the same whatever the warm-up drew (a warm-up by duration
+// draws a number of gaps that depends on timing), on every shard.
+func phaseRand(seed uint64, phase record.Phase) *rand.Rand {
+	stream := uint64(0x7363686564756c65) // "schedule"
+	if phase == record.PhaseWarmup {
+		stream ^= 0x7761726d // "warm"
+	}
+	return rand.New(rand.NewPCG(seed, stream))
 }
 
 func runPhase(ctx context.Context, p Plan, phase record.Phase, first, count int, duration time.Duration,
@@ -167,7 +234,7 @@ func runPhase(ctx context.Context, p Plan, phase record.Phase, first, count int,
 			return at + p.Arrivals.Gap(rng, rateAt(p.Rate, p.RateRamp, at))
 		}, phase, send)
 	default:
-		byConcurrency(issueCtx, reqCtx, p.Concurrency, p.ConcurrencyRamp, first, count, start, phase, send)
+		byConcurrency(issueCtx, reqCtx, p.Shard, p.Concurrency, p.ConcurrencyRamp, first, count, start, phase, send)
 	}
 	if obs.PhaseEnd != nil {
 		obs.PhaseEnd(phase, time.Now())
@@ -186,14 +253,19 @@ func issuing(issueCtx, reqCtx context.Context) bool {
 
 // byConcurrency keeps exactly n sessions in flight: n workers, each
 // sending its next session as soon as its last one finishes; on a ramp
-// worker k starts at slotOpens(k).
-func byConcurrency(issueCtx, reqCtx context.Context, n int, ramp time.Duration, first, count int, start time.Time, phase record.Phase, send Sender) {
+// worker k starts at slotOpens(k). A shard runs the workers of the slots
+// it owns and sends the jobs it owns, in their order.
+func byConcurrency(issueCtx, reqCtx context.Context, shard Shard, n int, ramp time.Duration, first, count int, start time.Time, phase record.Phase, send Sender) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	if count > 0 {
 		n = min(n, count)
 	}
+	own := shard.Part(count) // the shard's jobs (0: no count)
 	for k := range n {
+		if !shard.Owns(k) {
+			continue
+		}
 		wg.Go(func() {
 			if opens := slotOpens(k, n, ramp); opens > 0 {
 				w := hrtimer.New(issueCtx)
@@ -206,10 +278,11 @@ func byConcurrency(issueCtx, reqCtx context.Context, n int, ramp time.Duration, 
 			freed := time.Now()
 			for issuing(issueCtx, reqCtx) {
 				i := int(next.Add(1) - 1)
-				if count > 0 && i >= count {
+				if count > 0 && i >= own {
 					return
 				}
-				send(reqCtx, Job{Index: first + i, Phase: phase, Due: freed, PhaseStart: start, PhaseIndex: i, Issuing: issueCtx})
+				g := shard.global(i)
+				send(reqCtx, Job{Index: first + g, Phase: phase, Due: freed, PhaseStart: start, PhaseIndex: g, Issuing: issueCtx})
 				freed = time.Now()
 			}
 		})
@@ -223,13 +296,19 @@ func byConcurrency(issueCtx, reqCtx context.Context, n int, ramp time.Duration, 
 func byRate(issueCtx, reqCtx context.Context, p Plan, first, count int, start time.Time, at func(i int, prev time.Duration) time.Duration, phase record.Phase, send Sender) {
 	var slots chan struct{}
 	if p.Concurrency > 0 {
-		slots = make(chan struct{}, p.Concurrency)
-		// On a concurrency ramp the cap starts at 1: the other slots are
-		// held and let go one by one, as byConcurrency's workers start.
-		for k := 1; k < p.Concurrency && p.ConcurrencyRamp > 0; k++ {
-			slots <- struct{}{}
-			t := time.AfterFunc(slotOpens(k, p.Concurrency, p.ConcurrencyRamp), func() { <-slots })
-			defer t.Stop()
+		// The shard's part of the cap. On a concurrency ramp the slots are
+		// held and let go one by one at their openings, as
+		// byConcurrency's workers start (the plan's slot 0 at once).
+		slots = make(chan struct{}, max(1, p.Shard.Part(p.Concurrency)))
+		for k := 0; k < p.Concurrency; k++ {
+			if !p.Shard.Owns(k) {
+				continue
+			}
+			if opens := slotOpens(k, p.Concurrency, p.ConcurrencyRamp); opens > 0 {
+				slots <- struct{}{}
+				t := time.AfterFunc(start.Add(opens).Sub(time.Now()), func() { <-slots })
+				defer t.Stop()
+			}
 		}
 	}
 	var wg sync.WaitGroup
@@ -237,8 +316,13 @@ func byRate(issueCtx, reqCtx context.Context, p Plan, first, count int, start ti
 	w := hrtimer.New(issueCtx)
 	defer w.Stop()
 	offset := time.Duration(0)
+	// Every shard walks the whole plan's arrivals (the same draws in the
+	// same order) and sends the ones it owns.
 	for i := 0; count == 0 || i < count; i++ {
 		offset = at(i, offset)
+		if !p.Shard.Owns(i) {
+			continue
+		}
 		due := start.Add(offset)
 		if !w.Until(due) || !issuing(issueCtx, reqCtx) {
 			return

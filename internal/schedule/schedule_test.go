@@ -212,7 +212,9 @@ func TestNoIssuingWhileRequestsAreCancelled(t *testing.T) {
 	reqCtx, cancel := context.WithCancel(context.Background())
 	cancel()
 	for name, run := range map[string]func(Sender){
-		"concurrency": func(s Sender) { byConcurrency(issueCtx, reqCtx, 3, 0, 0, 1000, time.Now(), record.PhaseProfiling, s) },
+		"concurrency": func(s Sender) {
+			byConcurrency(issueCtx, reqCtx, Shard{}, 3, 0, 0, 1000, time.Now(), record.PhaseProfiling, s)
+		},
 		"rate": func(s Sender) {
 			byRate(issueCtx, reqCtx, Plan{Rate: 1e6}, 0, 1000, time.Now(), everyMicro, record.PhaseProfiling, s)
 		},
