@@ -69,6 +69,9 @@ type Profile struct {
 	ServerMetrics ServerMetrics `json:"server_metrics"`
 	GPUTelemetry  GPUTelemetry  `json:"gpu_telemetry"`
 	MultiRun      MultiRun      `json:"multi_run"`
+	// Shard is recorded in run_info, not here: input_config keeps
+	// AIPerf's shape.
+	Shard Shard `json:"-"`
 	// Sweep and Search make one command line many runs; each run's
 	// input_config is its own cell's profile, so they are not exported.
 	Sweep  Sweep  `json:"-"`
@@ -104,7 +107,7 @@ type Endpoint struct {
 	// Users hold the credentials of URLs like http://user:pw@host, index
 	// for index with URLs (nil where there are none), sent as Basic auth
 	// and never written anywhere.
-	Users []*url.Userinfo `json:"-"`
+	Users Credentials `json:"-"`
 	// URLStrategy picks a request's URL among several: round_robin.
 	URLStrategy string `json:"url_strategy,omitempty"`
 	// HTTPClient is the transport requests go through: HTTPClientLean
@@ -286,9 +289,9 @@ type ServerMetrics struct {
 	// unless Disabled.
 	URLs []string `json:"urls"`
 	// Users are the credentials that came with URLs, by URL.
-	Users    map[string]*url.Userinfo `json:"-"`
-	Disabled bool                     `json:"disabled"`
-	Formats  []string                 `json:"formats"`
+	Users    CredentialsByURL `json:"-"`
+	Disabled bool             `json:"disabled"`
+	Formats  []string         `json:"formats"`
 	// SliceSeconds is --slice-duration; 0 for no time slices.
 	SliceSeconds float64 `json:"slice_duration,omitempty"`
 	// HistogramEstimator names how p*_estimate is computed: interval-fit
@@ -423,6 +426,9 @@ func (p *Profile) ApplyEnv(lookup func(string) (string, bool)) error {
 	}
 	if p.ServerMetrics.Interval <= 0 {
 		return errors.New("AIPERF_SERVER_METRICS_COLLECTION_INTERVAL must be positive")
+	}
+	if err := p.Shard.applyEnv(lookup, p.set); err != nil {
+		return err
 	}
 	return p.GPUTelemetry.applyEnv(lookup)
 }
@@ -622,6 +628,21 @@ func (p *Profile) Finish() error {
 	if p.Output.ArtifactDir == "" {
 		p.Output.ArtifactDir = DefaultArtifactDir(*p)
 	}
+	if err := p.Shard.finish(p.set, time.Now()); err != nil {
+		return err
+	}
+	if p.Shard.Sharded() {
+		if p.Swept() || p.Search.Recipe != "" || p.MultiRun.NumRuns > 1 {
+			return errShardSweep
+		}
+		if !p.set["random-seed"] {
+			return errors.New("--shard-count: every shard must compute the same plan, so give them one --random-seed")
+		}
+		// Shards may share a volume and one command line: each writes
+		// its own folder under the run's.
+		p.Shard.RunDir = p.Output.ArtifactDir
+		p.Output.ArtifactDir = ShardDir(p.Output.ArtifactDir, p.Shard.Index)
+	}
 	// "--profile-export-prefix run1.json" means prefix "run1".
 	if ext := filepath.Ext(p.Output.ExportPrefix); ext != "" {
 		p.Output.ExportPrefix = strings.TrimSuffix(p.Output.ExportPrefix, ext)
@@ -661,7 +682,7 @@ func (p *Profile) Finish() error {
 		sm.URLs[i] = n
 		if user != nil {
 			if sm.Users == nil {
-				sm.Users = map[string]*url.Userinfo{}
+				sm.Users = CredentialsByURL{}
 			}
 			sm.Users[n] = user
 		}
@@ -721,7 +742,7 @@ func (e *Endpoint) normalizeURLs() error {
 	if len(e.URLs) == 0 {
 		return errors.New("--url needs a value")
 	}
-	e.Users = make([]*url.Userinfo, len(e.URLs))
+	e.Users = make(Credentials, len(e.URLs))
 	seen := map[string]bool{}
 	for i, raw := range e.URLs {
 		u, user, err := NormalizeBaseURL(raw)

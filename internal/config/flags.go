@@ -138,6 +138,13 @@ func BindFlags(fs *flag.FlagSet, p *Profile) *Flags {
 	f.vars(boolValue{&gt.Disabled}, "Do not collect GPU telemetry.", "no-gpu-telemetry")
 	f.vars((*stringValue)(&gt.CounterWindow), "How GPU counters (energy) are measured over the profiling window: exact (read at its start and end, counted across resets) or aiperf (AIPerf's: last reading up to 0.666 s after the end minus the last before the start, clamped at 0).", "gpu-counter-window")
 
+	sh := &p.Shard
+	f.section("Shards")
+	f.vars((*intValue)(&sh.Count), "Split the run over this many processes or machines; each computes the same plan from --random-seed and sends its part (also "+EnvShardCount+" or SLURM_NTASKS). Merge their folders with 'llmbench merge'.", "shard-count")
+	f.vars((*intValue)(&sh.Index), "This shard's number, 0 to --shard-count - 1 (also "+EnvShardIndex+", Kubernetes' JOB_COMPLETION_INDEX or SLURM_PROCID); it writes into <artifact-dir>/shard_NNNN.", "shard-index")
+	f.vars((*stringValue)(&sh.StartAtText), "Start the schedule at this instant: RFC 3339 (2026-11-24T10:00:00Z) or Unix nanoseconds; every shard given the same instant starts together, a late one says by how much.", "start-at")
+	f.vars((*stringValue)(&sh.ScrapeText), "Which shards scrape server metrics and GPU telemetry: shard indexes separated by commas, or all.", "server-metrics-shards")
+
 	f.section("UI")
 	f.vars((*stringValue)(&p.Output.UIType), "Console output: simple (progress and final table) or none.", "ui-type", "ui")
 

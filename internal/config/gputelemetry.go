@@ -3,7 +3,6 @@ package config
 import (
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -24,9 +23,9 @@ type GPUTelemetry struct {
 	// URLs are the DCGM exporter URLs given, normalised, without
 	// credentials; DefaultURLs are always probed too (unless Disabled),
 	// silently when nothing answers there.
-	URLs        []string                 `json:"urls"`
-	DefaultURLs []string                 `json:"default_urls"`
-	Users       map[string]*url.Userinfo `json:"-"`
+	URLs        []string         `json:"urls"`
+	DefaultURLs []string         `json:"default_urls"`
+	Users       CredentialsByURL `json:"-"`
 	// Dashboard is AIPerf's live panel, asked for with "dashboard":
 	// llmbench has none and says so; the tables come after the run.
 	Dashboard bool `json:"dashboard,omitempty"`
@@ -145,7 +144,7 @@ func (g *GPUTelemetry) finish() error {
 			}
 			if user != nil {
 				if g.Users == nil {
-					g.Users = map[string]*url.Userinfo{}
+					g.Users = CredentialsByURL{}
 				}
 				g.Users[u] = user
 			}

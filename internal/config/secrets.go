@@ -320,3 +320,24 @@ func (rw redactingWriter) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// Credentials are the user:password parts of URLs, index for index with
+// the URLs they came with. They are sent, never written: encoded (as a
+// shard records its configuration for the merge) they are empty.
+type Credentials []*url.Userinfo
+
+// GobEncode writes nothing of the credentials.
+func (Credentials) GobEncode() ([]byte, error) { return []byte{}, nil }
+
+// GobDecode reads none back.
+func (*Credentials) GobDecode([]byte) error { return nil }
+
+// CredentialsByURL are credentials by metrics URL, never written, as
+// Credentials.
+type CredentialsByURL map[string]*url.Userinfo
+
+// GobEncode writes nothing of the credentials.
+func (CredentialsByURL) GobEncode() ([]byte, error) { return []byte{}, nil }
+
+// GobDecode reads none back.
+func (*CredentialsByURL) GobDecode([]byte) error { return nil }
