@@ -98,6 +98,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return compareCommand(args[2:], stdout, stderr)
 	case "plot":
 		return plotCommand(args[2:], stdout, stderr)
+	case "merge":
+		return mergeCommand(args[2:], stdout, stderr)
 	case "version", "--version", "-V":
 		fmt.Fprintln(stdout, "llmbench", version)
 		return exitOK
@@ -118,6 +120,7 @@ Usage:
   llmbench profile --model M --mock [flags]                       benchmark the built-in simulated server
   llmbench compare BASE NEW [--fail-on GATE ...]                  did NEW get better or worse than BASE, or is it noise?
   llmbench plot DIR... [--png]                                    draw report.html (and PNGs) from artifact folders
+  llmbench merge DIR... --output DIR                              merge the shards of a run (profile --shard-count)
   llmbench mock-server [--port 8000] [flags]                      serve the simulated LLM server
   llmbench version
 

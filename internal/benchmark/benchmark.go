@@ -138,15 +138,22 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	}
 	cl, closeClients := opts.Shared.newClients(p, targets, in.kind, clock)
 	defer closeClients()
+	shard, err := startShard(p, dir, opts.Version)
+	if err != nil {
+		_ = records.Close()
+		return nil, err
+	}
 
 	// Drive the load; every finished request goes to the collector.
 	var counters ui.Counters
-	stopProgress := startProgress(opts, &counters, in.expected+p.Loadgen.WarmupRequestCount, p.Loadgen.BenchmarkDuration)
+	stopProgress := startProgress(opts, &counters, in.expected+plan.Shard.Part(p.Loadgen.WarmupRequestCount), p.Loadgen.BenchmarkDuration)
 	win := &window{clock: clock}
 	col := startCollector(records, tok, clock, p, opts.Redactor, win, opts.Samples)
+	col.shard = shard.log // before any record is sent
 	stopWatch := watchInterrupt(ctx, func() {
 		// Everything finished so far goes to disk now, whatever comes next.
 		_ = records.Flush()
+		_ = shard.log.Flush()
 		lead := ""
 		if opts.Progress != nil && opts.Terminal {
 			lead = "\n" // off the progress line redrawn in place
@@ -162,9 +169,11 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	outcome, runErr := schedule.Run(ctx, plan, newRequester(p, in, cl, tok, clock, &counters, col, seed).send, win.observer(ctx, sm, gpu, p.ServerMetrics.Interval))
 	clientLoad := load.Stop()
 	results, writeErr := col.finish()
+	shardErr := shard.log.Close()
+	shard.ran(outcome, win)
 	clientLoad.Judge(finestLatency(&results))
 	stopProgress()
-	for _, w := range []string{col.invalid.warning(), clientLoad.Warning()} {
+	for _, w := range []string{lateWarning(p, outcome), col.invalid.warning(), clientLoad.Warning()} {
 		if w != "" {
 			fmt.Fprintln(opts.Log, w)
 		}
@@ -193,7 +202,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		Version: opts.Version, BenchmarkID: benchmarkID,
 		Results: results, WasCancelled: outcome.Cancelled, Start: win.start, End: win.end,
 		InputConfig: p.Redacted(), ClientLoad: &clientLoad, Telemetry: telemetry, Verdict: &runVerdict,
-		RunInfo: export.RunInfo{BenchmarkID: benchmarkID, RandomSeed: p.Input.RandomSeed, Trial: opts.Trial, RunLabel: opts.RunLabel, CLICommand: p.CLICommand},
+		RunInfo: export.RunInfo{BenchmarkID: benchmarkID, RandomSeed: p.Input.RandomSeed, Trial: opts.Trial, RunLabel: opts.RunLabel, CLICommand: p.CLICommand, Shard: shard.info},
 	}
 	res := &Result{Summary: summary, ArtifactDir: dir, ServerURLs: bases(targets), ProfileJSON: names.ProfileJSON, GPUTelemetry: telemetry, Samples: col.samples.kept()}
 	if p.Output.WritesRecords() {
@@ -216,7 +225,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		}
 	}
 	writeReport(dir, names, opts, res)
-	for _, err := range []error{runErr, writeErr, closeErr, smErr, gpuErr} {
+	for _, err := range []error{runErr, writeErr, closeErr, shardErr, smErr, gpuErr} {
 		if err != nil {
 			return res, err
 		}
@@ -276,18 +285,14 @@ func (l *lockedWriter) Write(b []byte) (int, error) {
 
 // writeExports writes the client-side files: the profile JSON and CSV,
 // inputs.json (the payloads as sent, but for the run's secrets: an
-// --extra-inputs api_key is sent, not written), and with time slices
+// --extra-inputs api_key is sent, not written; not when sessions is
+// nil), and with time slices
 // (non-nil) their JSON and CSV.
 func writeExports(dir string, names export.Files, s export.Summary, sessions []export.InputSession, slices []export.Timeslice, red *config.Redactor, res *Result) error {
 	j, err := export.ProfileJSON(s)
 	if err != nil {
 		return err
 	}
-	inputs, err := export.InputsJSON(sessions)
-	if err != nil {
-		return err
-	}
-	inputs = []byte(red.Redact(string(inputs)))
 	profileCSV := export.ProfileCSV(s.Results)
 	if s.Telemetry != nil {
 		profileCSV = append(profileCSV, export.TelemetryCSV(*s.Telemetry)...)
@@ -299,7 +304,13 @@ func writeExports(dir string, names export.Files, s export.Summary, sessions []e
 	files := []file{
 		{names.ProfileJSON, j},
 		{names.ProfileCSV, profileCSV},
-		{names.Inputs, inputs},
+	}
+	if sessions != nil { // nil: a merge, which takes the shards' inputs.json
+		inputs, err := export.InputsJSON(sessions)
+		if err != nil {
+			return err
+		}
+		files = append(files, file{names.Inputs, []byte(red.Redact(string(inputs)))})
 	}
 	if slices != nil {
 		sj, err := export.TimeslicesJSON(slices, s.InputConfig)

@@ -32,20 +32,15 @@ type collector struct {
 	// samples keeps the per-request values Options.Samples asks for.
 	samples *sampleKeeper
 	// win is the profiling window the time-weighted metrics span.
-	win      *window
+	win *window
+	// shard, on a shard of a sharded run, keeps every record for the
+	// merge; nil otherwise.
+	shard    *shardLog
 	writeErr error
 }
 
 func startCollector(records *export.RecordWriter, tok tokenizer.Tokenizer, clock record.Clock, p config.Profile, red *config.Redactor, win *window, samples []string) *collector {
-	goodput := len(p.SLOs) > 0
-	c := &collector{done: make(chan *record.Record, 4096), records: records, agg: metrics.NewAggregator(goodput), verdict: newVerdictSamples(p.Endpoint.Streaming)}
-	if len(samples) > 0 {
-		c.samples = newSampleKeeper(samples)
-	}
-	c.win = win
-	if width := int64(p.ServerMetrics.SliceSeconds * 1e9); width > 0 {
-		c.slices = &timeslices{origin: &win.profilingStart, width: width, goodput: goodput}
-	}
+	c := newCollector(records, p, win, samples)
 	mopts := metrics.DefaultOptions()
 	mopts.UseServerTokenCount = p.Tokenizer.UseServerTokenCount
 	mopts.SLOs = p.SLOs
@@ -64,6 +59,22 @@ func startCollector(records *export.RecordWriter, tok tokenizer.Tokenizer, clock
 	return c
 }
 
+// newCollector is a collector without its processors: the aggregates,
+// time slices and tallies that records are kept in (startCollector's, or
+// a merge's replaying shards' records).
+func newCollector(records *export.RecordWriter, p config.Profile, win *window, samples []string) *collector {
+	goodput := len(p.SLOs) > 0
+	c := &collector{done: make(chan *record.Record, 4096), records: records, agg: metrics.NewAggregator(goodput), verdict: newVerdictSamples(p.Endpoint.Streaming)}
+	if len(samples) > 0 {
+		c.samples = newSampleKeeper(samples)
+	}
+	c.win = win
+	if width := int64(p.ServerMetrics.SliceSeconds * 1e9); width > 0 {
+		c.slices = &timeslices{origin: &win.profilingStart, width: width, goodput: goodput}
+	}
+	return c
+}
+
 // keep writes r's JSONL line and adds it to the tallies and aggregates.
 func (c *collector) keep(r *record.Record, v *metrics.Values) {
 	c.mu.Lock()
@@ -72,6 +83,7 @@ func (c *collector) keep(r *record.Record, v *metrics.Values) {
 	if err := c.records.Write(r, v); err != nil && c.writeErr == nil {
 		c.writeErr = err
 	}
+	c.shard.add(r, v)
 	if r.Phase == record.PhaseProfiling {
 		c.agg.Add(r, v)
 		c.verdict.add(r, v)

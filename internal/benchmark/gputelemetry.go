@@ -43,8 +43,8 @@ type gpuTelemetry struct {
 // this machine's GPUs. nil when telemetry is off.
 func newGPUTelemetry(p config.Profile, mockURLs []string, dir string, clock record.Clock, log io.Writer) (*gpuTelemetry, error) {
 	cfg := p.GPUTelemetry
-	if cfg.Disabled {
-		return nil, nil
+	if cfg.Disabled || !p.Shard.Scrapes() {
+		return nil, nil // off, or another shard reads the GPUs
 	}
 	fields := slices.Clone(gputelemetry.DefaultFields)
 	if cfg.MetricsFile != "" {

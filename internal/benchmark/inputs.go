@@ -17,6 +17,8 @@ import (
 	"github.com/llmbench/llmbench/internal/endpoint"
 	"github.com/llmbench/llmbench/internal/export"
 	"github.com/llmbench/llmbench/internal/hfhub"
+	"github.com/llmbench/llmbench/internal/record"
+	"github.com/llmbench/llmbench/internal/schedule"
 	"github.com/llmbench/llmbench/internal/servertiming"
 	"github.com/llmbench/llmbench/internal/tokenizer"
 )
@@ -38,10 +40,22 @@ type inputs struct {
 	// is the trace timestamp that maps to the start.
 	times    []time.Duration
 	originMs float64
-	// sessions is the number of profiling sessions to start, budget the
-	// most requests they may send (0: no limit), expected the requests the
-	// progress line counts to.
-	sessions, budget, expected int
+	// sessions is the number of profiling sessions to start (the whole
+	// plan's, every shard's), expected the requests the progress line
+	// counts to (this shard's).
+	sessions, expected int
+	// warmups is --warmup-request-count: the profiling phase's session g
+	// sends the sampler's draw warmups+g, after the warm-up's draws.
+	warmups int
+	// turnCaps, when --request-count is a budget of requests over
+	// multi-turn conversations, is how many turns profiling session g
+	// sends: whole conversations in the plan's order until the last,
+	// which the budget cuts short. It is fixed before the run, so every
+	// run of the seed (and every shard) sends the same requests.
+	turnCaps []int
+	// warmSampler picks the sessions of a warm-up by duration beyond
+	// --warmup-request-count, from a stream of their own.
+	warmSampler *dataset.Sampler
 	// turnModels[i][k] is the model conversation i's turn k is sent to,
 	// assigned per prompt before the run as AIPerf assigns it
 	// (--model-selection-strategy: round_robin, the nth prompt the model
@@ -125,18 +139,27 @@ func buildInputs(p config.Profile, seed uint64, corpus *dataset.Corpus) (*inputs
 	if in.sampler, err = dataset.NewSampler(p.Input.SamplingStrategy, len(in.convs), seed); err != nil {
 		return nil, err
 	}
+	if in.warmSampler, err = dataset.NewSampler(p.Input.SamplingStrategy, len(in.convs), seed^0x7761726d); err != nil { // "warm"
+		return nil, err
+	}
 	l := p.Loadgen
-	in.sessions, in.expected = l.RequestCount, l.RequestCount
+	in.warmups = l.WarmupRequestCount
+	in.sessions = l.RequestCount
 	switch {
 	case in.times != nil:
-		in.sessions, in.expected = len(in.times), dataset.Requests(in.convs)
+		in.sessions = len(in.times)
 	case dataset.MultiTurn(in.convs) && l.RequestCountGiven:
-		// At most one session per request; the budget ends them.
-		in.budget = l.RequestCount
+		for left := l.RequestCount; left > 0; {
+			turns := min(len(in.convs[in.sampler.At(in.warmups+len(in.turnCaps))].Turns), left)
+			in.turnCaps = append(in.turnCaps, turns)
+			left -= turns
+		}
+		in.sessions = len(in.turnCaps)
 	case dataset.MultiTurn(in.convs) && l.BenchmarkDuration == 0:
 		// Every conversation once, as AIPerf's --conversation-num.
-		in.sessions, in.expected = len(in.convs), dataset.Requests(in.convs)
+		in.sessions = len(in.convs)
 	}
+	in.expected = in.shardRequests(p.Shard)
 	in.assignModels(p.Endpoint.ModelSelection, seed)
 	in.inputsJSON = make([]export.InputSession, len(in.convs))
 	in.turnExtra = make([][][]endpoint.Field, len(in.convs))
@@ -167,6 +190,45 @@ func buildInputs(p config.Profile, seed uint64, corpus *dataset.Corpus) (*inputs
 		in.inputsJSON[i] = s
 	}
 	return in, nil
+}
+
+// shardRequests is the number of profiling requests the shard sends
+// (every one when not sharded): its sessions' turns.
+func (in *inputs) shardRequests(sh config.Shard) int {
+	plan := schedule.Shard{Index: sh.Index, Count: sh.Count}
+	if !dataset.MultiTurn(in.convs) && in.times == nil {
+		return plan.Part(in.sessions)
+	}
+	n := 0
+	for g := range in.sessions {
+		if plan.Owns(g) {
+			n += in.turns(record.PhaseProfiling, g)
+		}
+	}
+	return n
+}
+
+// conversation is the index of the conversation the phase's session g
+// sends: on a fixed schedule the g-th by time, else the sampler's draw,
+// the warm-up's first.
+func (in *inputs) conversation(phase record.Phase, g int) int {
+	switch {
+	case phase == record.PhaseProfiling && in.times != nil:
+		return g
+	case phase == record.PhaseProfiling:
+		return in.sampler.At(in.warmups + g)
+	case g < in.warmups:
+		return in.sampler.At(g)
+	}
+	return in.warmSampler.At(g - in.warmups)
+}
+
+// turns is how many turns the phase's session g sends.
+func (in *inputs) turns(phase record.Phase, g int) int {
+	if phase == record.PhaseProfiling && in.turnCaps != nil {
+		return in.turnCaps[g]
+	}
+	return len(in.convs[in.conversation(phase, g)].Turns)
 }
 
 // conversations are the run's dataset: the --input-file, or synthetic.

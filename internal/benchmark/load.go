@@ -117,10 +117,14 @@ func planOf(p config.Profile, in *inputs, seed uint64) (schedule.Plan, error) {
 	plan := schedule.Plan{
 		Concurrency: l.Concurrency, Rate: l.RequestRate, Arrivals: arrivals, ConcurrencyRamp: l.ConcurrencyRamp, RateRamp: l.RateRamp,
 		Count: in.sessions, Warmup: l.WarmupRequestCount, WarmupDuration: l.WarmupDuration, Duration: l.BenchmarkDuration, Grace: l.GracePeriod, Seed: seed,
+		Shard: schedule.Shard{Index: p.Shard.Index, Count: p.Shard.Count}, StartAt: p.Shard.StartAt,
 	}
 	if in.times != nil {
 		// A trace is replayed on its own clock: no concurrency cap, no rate.
 		plan.Times, plan.Count, plan.Concurrency, plan.Rate = in.times, len(in.times), 0, 0
+	}
+	if err := plan.Validate(); err != nil {
+		return schedule.Plan{}, err
 	}
 	return plan, nil
 }

@@ -35,8 +35,8 @@ type serverMetrics struct {
 // nil when collection is off.
 func newServerMetrics(p config.Profile, targets []target, dir string, clock record.Clock, log io.Writer) (*serverMetrics, error) {
 	cfg := p.ServerMetrics
-	if cfg.Disabled {
-		return nil, nil
+	if cfg.Disabled || !p.Shard.Scrapes() {
+		return nil, nil // off, or another shard scrapes
 	}
 	urls := []string{}
 	users := map[string]*url.Userinfo{}

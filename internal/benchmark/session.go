@@ -27,10 +27,9 @@ type requester struct {
 	counters *ui.Counters
 	records  chan<- *record.Record
 	clock    record.Clock
-	// requests numbers the requests across the run (session_num);
-	// budget counts down the requests a budgeted run may still send.
+	// requests numbers the process's requests (session_num: across a
+	// sharded run, request n of shard i of N is n·N+i).
 	requests atomic.Int64
-	budget   atomic.Int64
 	mu       sync.Mutex
 	rng      *rand.Rand // ids, models, cancellations
 }
@@ -38,7 +37,6 @@ type requester struct {
 func newRequester(p config.Profile, in *inputs, cl clients, tok tokenizer.Tokenizer, clock record.Clock, counters *ui.Counters, c *collector, seed uint64) *requester {
 	q := &requester{p: p, in: in, clients: cl, tok: tok, clock: clock, counters: counters, records: c.done,
 		rng: rand.New(rand.NewPCG(seed, 0x7265717565737473))} // "requests"
-	q.budget.Store(int64(in.budget))
 	return q
 }
 
@@ -62,27 +60,20 @@ func (q *requester) draw(n int64, session bool) draw {
 	return d
 }
 
-// conversation is the index of the one a job sends: on a fixed schedule
-// the job's own, else the sampler's next.
-func (q *requester) conversation(job schedule.Job) int {
-	if q.in.times != nil && job.Phase == record.PhaseProfiling {
-		return job.PhaseIndex
-	}
-	return q.in.sampler.Next()
-}
-
 // send runs one session. Turns after the first wait for the previous
 // answer and then their delay (or, on a fixed schedule, their
 // timestamp); a session stops early when the run ends, its phase stops
-// issuing (--benchmark-duration) or its request budget is spent. A failed turn does not end it: the next turn carries
-// whatever answer arrived.
+// issuing (--benchmark-duration); a --request-count budget may cut its
+// turns short (inputs.turnCaps). A failed turn does not end it: the next
+// turn carries whatever answer arrived.
 func (q *requester) send(ctx context.Context, job schedule.Job) {
-	ci := q.conversation(job)
+	ci := q.in.conversation(job.Phase, job.PhaseIndex)
 	conv := &q.in.convs[ci]
+	turns := q.in.turns(job.Phase, job.PhaseIndex)
 	var history []endpoint.Message
 	historyTokens := conv.SystemTokens
 	var correlationID string
-	for t := range conv.Turns {
+	for t := range turns {
 		turn := &conv.Turns[t]
 		due, scheduled := job.Due, job.Scheduled
 		if t > 0 {
@@ -91,10 +82,10 @@ func (q *requester) send(ctx context.Context, job schedule.Job) {
 				return
 			}
 		}
-		if q.in.budget > 0 && q.budget.Add(-1) < 0 {
-			return
-		}
 		n := q.requests.Add(1) - 1
+		if sh := q.p.Shard; sh.Sharded() {
+			n = n*int64(sh.Count) + int64(sh.Index)
+		}
 		d := q.draw(n, t == 0)
 		if t == 0 {
 			correlationID = d.correlationID
@@ -130,7 +121,7 @@ func (q *requester) send(ctx context.Context, job schedule.Job) {
 		} else {
 			q.counters.Errors.Add(1)
 		}
-		if t+1 < len(conv.Turns) && !conv.Standalone {
+		if t+1 < turns && !conv.Standalone {
 			history = append(history, endpoint.Message{Role: "user", Content: turn.Text}, endpoint.Message{Role: "assistant", Content: r.OutputText})
 			historyTokens += turn.InputTokens + q.tok.Count(r.OutputText)
 		}

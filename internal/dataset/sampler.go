@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"fmt"
+	"math/bits"
 	"math/rand/v2"
 	"sync"
 )
@@ -13,14 +14,23 @@ const (
 	SampleShuffle    = "shuffle"
 )
 
-// Sampler picks which conversation the next session sends. It is safe for
-// concurrent use; the sequence it gives depends only on its seed.
+// Sampler says which conversation the k-th session of a run sends. The
+// sequence depends only on its seed, and any draw can be read on its own:
+// At(k) is the same whichever draws were read before, so the shards of a
+// run spread over several processes, each reading only its own sessions'
+// draws, send exactly what one process would. It is safe for concurrent
+// use.
 type Sampler struct {
-	mu       sync.Mutex
 	strategy string
-	n, next  int
-	rng      *rand.Rand
-	order    []int
+	n        int
+	seed     uint64
+
+	mu sync.Mutex
+	// epoch and order cache shuffle's permutation of the epoch last read
+	// (sessions are read nearly in order: one permutation is made per n
+	// draws).
+	epoch int
+	order []int
 }
 
 // NewSampler samples n conversations by strategy: sequential (0, 1, …,
@@ -35,25 +45,41 @@ func NewSampler(strategy string, n int, seed uint64) (*Sampler, error) {
 	default:
 		return nil, fmt.Errorf("--dataset-sampling-strategy %q: use sequential, random or shuffle", strategy)
 	}
-	return &Sampler{strategy: strategy, n: n, rng: rand.New(rand.NewPCG(seed, 0x73616d706c657273))}, nil // "samplers"
+	return &Sampler{strategy: strategy, n: n, seed: seed, epoch: -1}, nil
 }
 
-// Next returns the index of the next conversation.
-func (s *Sampler) Next() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+// samplerStream separates the sampler's random numbers from the other
+// users of the seed ("samplers").
+const samplerStream = 0x73616d706c657273
+
+// At returns the index of the conversation of draw k (k ≥ 0).
+func (s *Sampler) At(k int) int {
 	switch s.strategy {
 	case SampleRandom:
-		return s.rng.IntN(s.n)
+		// Draw k has a generator of its own, keyed by k.
+		pcg := rand.NewPCG(s.seed^samplerStream, uint64(k))
+		return boundedDraw(pcg, s.n)
 	case SampleShuffle:
-		if s.next == 0 {
-			s.order = s.rng.Perm(s.n)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if e := k / s.n; e != s.epoch {
+			s.order = rand.New(rand.NewPCG(s.seed^samplerStream, uint64(e)|1<<63)).Perm(s.n)
+			s.epoch = e
 		}
-		i := s.order[s.next]
-		s.next = (s.next + 1) % s.n
-		return i
+		return s.order[k%s.n]
 	}
-	i := s.next
-	s.next = (s.next + 1) % s.n
-	return i
+	return k % s.n
+}
+
+// boundedDraw is a uniform integer in [0, n) from src (Lemire's
+// multiply-and-reject, as math/rand/v2 draws it).
+func boundedDraw(src rand.Source, n int) int {
+	hi, lo := bits.Mul64(src.Uint64(), uint64(n))
+	if lo < uint64(n) {
+		thresh := -uint64(n) % uint64(n)
+		for lo < thresh {
+			hi, lo = bits.Mul64(src.Uint64(), uint64(n))
+		}
+	}
+	return int(hi)
 }

@@ -86,6 +86,58 @@ type RunInfo struct {
 	Trial      int    `json:"trial,omitempty"`
 	RunLabel   string `json:"run_label,omitempty"`
 	CLICommand string `json:"cli_command,omitempty"`
+	// Shard is set on one shard of a run spread over several processes;
+	// Shards on their merge, one per shard merged.
+	Shard  *ShardInfo  `json:"shard,omitempty"`
+	Shards []ShardInfo `json:"shards,omitempty"`
+}
+
+// ShardInfo is what a shard records of itself for the merge: which part
+// of which plan it ran, when, and on what clock.
+type ShardInfo struct {
+	Index int `json:"index"`
+	Count int `json:"count"`
+	// IndexFrom says where the index came from: --shard-index or an
+	// environment variable (JOB_COMPLETION_INDEX, SLURM_PROCID, …).
+	IndexFrom string `json:"index_from,omitempty"`
+	// PlanHash identifies the global plan: the shards of one run share it.
+	PlanHash string `json:"plan_hash"`
+	Host     string `json:"host,omitempty"`
+	// StartAt is --start-at as given; LateNs how long after it the
+	// schedule started (0 when on time or without one).
+	StartAt string `json:"start_at,omitempty"`
+	LateNs  int64  `json:"late_ns"`
+	// Clock anchors the shard's timestamps: its wall clock and its
+	// monotonic clock (CLOCK_MONOTONIC, where there is one) read at one
+	// instant when the run's clock started.
+	Clock ClockAnchors `json:"clock"`
+	// ProfilingStartNs and ProfilingEndNs bound its profiling phase on
+	// its wall clock; Profiled is false when it never began.
+	ProfilingStartNs int64 `json:"profiling_start_ns"`
+	ProfilingEndNs   int64 `json:"profiling_end_ns"`
+	Profiled         bool  `json:"profiled"`
+	Cancelled        bool  `json:"was_cancelled"`
+	// ScrapedServerMetrics says it collected server metrics and GPU
+	// telemetry (--server-metrics-shards).
+	ScrapedServerMetrics bool `json:"scraped_server_metrics"`
+	// Records is the number of records in its shard_records.gob.
+	Records int `json:"records"`
+	// ServerClockOffset bounds the servers' clock minus this shard's wall
+	// clock, from the responses' Date headers; nil when none was seen.
+	ServerClockOffset *OffsetBound `json:"server_clock_offset,omitempty"`
+}
+
+// ClockAnchors are a wall-clock and a monotonic reading of one instant.
+type ClockAnchors struct {
+	WallNs      int64 `json:"wall_ns"`
+	MonotonicNs int64 `json:"monotonic_ns,omitempty"`
+}
+
+// OffsetBound is an interval certain to hold a clock offset, in ns.
+type OffsetBound struct {
+	LowNs   int64 `json:"low_ns"`
+	HighNs  int64 `json:"high_ns"`
+	Samples int   `json:"samples"`
 }
 
 // AppendJSONNumber writes v as a JSON number as every export writes it:
