@@ -163,6 +163,39 @@ func checkMerged(t *testing.T, one, sharded, merged string) {
 	if a, b := keys(oneLines), keys(union); !slices.Equal(a, b) {
 		t.Fatalf("the shards sent other requests than one process:\none:    %v\nshards: %v", a, b)
 	}
+	// Each shard bounded the server's clock against its own from the
+	// Date headers; the server runs on this machine's clock, so the
+	// offset is 0 and must lie inside every bound.
+	for i := range 3 {
+		var exp struct {
+			RunInfo struct {
+				Shard struct {
+					Index  int `json:"index"`
+					Offset *struct {
+						Low     int64 `json:"low_ns"`
+						High    int64 `json:"high_ns"`
+						Samples int   `json:"samples"`
+					} `json:"server_clock_offset"`
+				} `json:"shard"`
+			} `json:"run_info"`
+		}
+		readJSONFile(t, filepath.Join(sharded, fmt.Sprintf("shard_%04d", i), "profile_export_aiperf.json"), &exp)
+		sh := exp.RunInfo.Shard
+		if o := sh.Offset; sh.Index != i || o == nil || o.Samples == 0 || o.Low > 0 || o.High < 0 || o.High-o.Low > 1e9 {
+			t.Errorf("shard %d: run_info.shard %+v, offset %+v: want a bound of the server's clock holding 0, under 1 s wide", i, sh, sh.Offset)
+		}
+	}
+	var mergedInfo struct {
+		RunInfo struct {
+			Shards []struct {
+				Index int `json:"index"`
+			} `json:"shards"`
+		} `json:"run_info"`
+	}
+	readJSONFile(t, filepath.Join(merged, "profile_export_aiperf.json"), &mergedInfo)
+	if n := len(mergedInfo.RunInfo.Shards); n != 3 {
+		t.Errorf("merged run_info lists %d shards", n)
+	}
 	mergedLines := profiling(readShardLines(t, filepath.Join(merged, "profile_export.jsonl")))
 	if a, b := keys(mergedLines), keys(union); !slices.Equal(a, b) {
 		t.Fatalf("merged profile_export.jsonl is not the shards' lines")

@@ -45,12 +45,17 @@ func (s shardRun) ran(out schedule.Outcome, win *window) {
 	s.info.Cancelled = out.Cancelled
 	s.info.Profiled, s.info.ProfilingStartNs, s.info.ProfilingEndNs = win.profiled, win.startNs, win.endNs
 	s.info.Records = s.log.count
+	s.info.ServerClockOffset = s.log.clock.bound()
 }
 
-// lateWarning is what a schedule that started more than a millisecond
-// after --start-at says ("" otherwise: a timer's wake-up is not late).
+// LateWarning is how late after --start-at a schedule may start before
+// it is warned of: a timer's wake-up and a busy host's scheduling delay
+// (a few ms) are not worth a warning; every lateness is recorded.
+const LateWarning = 10 * time.Millisecond
+
+// lateWarning is what a schedule that started late says ("" otherwise).
 func lateWarning(p config.Profile, out schedule.Outcome) string {
-	if p.Shard.StartAt.IsZero() || out.Late <= time.Millisecond {
+	if p.Shard.StartAt.IsZero() || out.Late <= LateWarning {
 		return ""
 	}
 	return fmt.Sprintf("WARNING  the schedule started %s after --start-at %s: this process came late (run_info.shard.late_ns records it)", out.Late.Round(time.Microsecond), p.Shard.StartAtText)

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/llmbench/llmbench/internal/config"
+	"github.com/llmbench/llmbench/internal/export"
 	"github.com/llmbench/llmbench/internal/metrics"
 	"github.com/llmbench/llmbench/internal/record"
 )
@@ -50,6 +51,45 @@ type shardLog struct {
 	err error
 	// count is the records written.
 	count int
+	// clock bounds the servers' clock against this shard's.
+	clock clockBound
+}
+
+// clockBound narrows down the servers' clock minus this process's wall
+// clock from the responses' Date headers: a server stamps its response
+// with its clock's second D at an instant between the request's start and
+// its first byte back, so the offset lies in [D - firstByte, D + 1 s -
+// start]. Each response narrows the interval; responses whose interval
+// straddles a second's turn pin it down to about their time to first byte.
+type clockBound struct {
+	lo, hi int64
+	n      int
+}
+
+func (b *clockBound) add(r *record.Record, v *metrics.Values) {
+	if r.ServerDate <= 0 || r.Trace.FirstByte <= 0 || r.Trace.FirstByte < r.StartPerf {
+		return
+	}
+	sent := v.StartWall
+	firstByte := v.StartWall + (r.Trace.FirstByte - r.StartPerf)
+	d := r.ServerDate * 1e9
+	lo, hi := d-firstByte, d+1e9-sent
+	if b.n == 0 {
+		b.lo, b.hi = lo, hi
+	} else {
+		b.lo, b.hi = max(b.lo, lo), min(b.hi, hi)
+	}
+	b.n++
+}
+
+// bound is the interval, or nil when no response had a Date header or
+// they contradict each other (servers whose clocks disagree, or a clock
+// stepped during the run).
+func (b *clockBound) bound() *export.OffsetBound {
+	if b.n == 0 || b.lo > b.hi {
+		return nil
+	}
+	return &export.OffsetBound{LowNs: b.lo, HighNs: b.hi, Samples: b.n}
 }
 
 func newShardLog(dir string, h ShardHeader) (*shardLog, error) {
@@ -81,6 +121,7 @@ func (l *shardLog) add(r *record.Record, v *metrics.Values) {
 	lean.OutputText, lean.ReasoningText, lean.ResponsePerfs = "", "", nil
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.clock.add(r, v)
 	if err := l.enc.Encode(shardItem{Record: &lean, Values: v}); err != nil && l.err == nil {
 		l.err = fmt.Errorf("write the shard's records file: %w", err)
 	}

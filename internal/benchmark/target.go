@@ -107,6 +107,7 @@ func newClient(p config.Profile, t target, kind endpoint.Kind, clock record.Cloc
 		APIKey: p.Endpoint.APIKey, Headers: p.Endpoint.Headers, User: t.user, MaxConns: maxConns, Clock: clock,
 		StdlibTransport: p.Endpoint.HTTPClient == config.HTTPClientStdlib,
 		ServerTimings:   p.Endpoint.ServerTimings == config.ServerTimingsAuto,
+		ServerDates:     p.Shard.Sharded(),
 	})
 }
 

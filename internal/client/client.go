@@ -57,6 +57,9 @@ type Options struct {
 	// ServerTimings reads the server's per-request timings, when it
 	// sends them, into Record.ServerTimings (servertimings.go).
 	ServerTimings bool
+	// ServerDates reads each response's Date header into
+	// Record.ServerDate (a shard bounds its clock against the server's).
+	ServerDates bool
 }
 
 // Client sends requests. It is safe for concurrent use.
@@ -147,6 +150,7 @@ func New(opts Options) *Client {
 	c := &Client{opts: opts, http: &http.Client{Transport: tr, CheckRedirect: checkRedirect}, header: h}
 	if u, err := url.Parse(opts.URL); err == nil && !opts.StdlibTransport {
 		if t, ok := newH1Transport(u, h, tr.TLSClientConfig, tr.DialContext, tr.MaxIdleConnsPerHost); ok {
+			t.keepDate = opts.ServerDates
 			c.h1 = t
 		}
 	}
@@ -250,6 +254,11 @@ func (c *Client) DoCancelAfter(ctx context.Context, rec *record.Record, body []b
 		}
 		c.readers.Put(rr)
 	}()
+	if c.opts.ServerDates {
+		if d, err := http.ParseTime(resp.Header.Get("Date")); err == nil {
+			rec.ServerDate = d.Unix()
+		}
+	}
 	if c.opts.ServerTimings {
 		rr.timings.reset()
 		rr.timings.read(resp.Header, nil)

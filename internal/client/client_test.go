@@ -475,3 +475,40 @@ func TestRedirects(t *testing.T) {
 		}
 	}
 }
+
+// TestServerDate: with ServerDates, both transports record the response's
+// Date header (here a fixed one, and Go's own); without, nothing.
+func TestServerDate(t *testing.T) {
+	for _, fixed := range []bool{true, false} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if fixed {
+				w.Header().Set("Date", "Tue, 24 Nov 2026 10:00:07 GMT")
+			}
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"choices":[{"message":{"content":"hi"}}]}`))
+		}))
+		for _, stdlib := range []bool{false, true} {
+			for _, ask := range []bool{true, false} {
+				c := New(Options{URL: srv.URL, Kind: endpoint.Chat, Timeout: 5 * time.Second, MaxConns: 1, Clock: record.NewClock(),
+					StdlibTransport: stdlib, ServerDates: ask})
+				rec := &record.Record{}
+				before := time.Now().Unix()
+				c.Do(context.Background(), rec, []byte(`{}`))
+				c.Close()
+				want := int64(0)
+				switch {
+				case ask && fixed:
+					want = 1795514407
+				case ask:
+					if rec.ServerDate >= before-1 && rec.ServerDate <= time.Now().Unix() {
+						want = rec.ServerDate
+					}
+				}
+				if rec.Err != nil || rec.ServerDate != want || ask && rec.ServerDate == 0 {
+					t.Errorf("fixed %v, net/http %v, asked %v: ServerDate %d, want %d (%v)", fixed, stdlib, ask, rec.ServerDate, want, rec.Err)
+				}
+			}
+		}
+		srv.Close()
+	}
+}

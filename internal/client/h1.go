@@ -36,6 +36,8 @@ type h1Transport struct {
 	// encoded once.
 	head    []byte
 	maxIdle int
+	// keepDate keeps each response's Date header (Options.ServerDates).
+	keepDate bool
 
 	// requests holds buffers a request is assembled in before its one
 	// write; a connection keeps no write buffer of its own (4,096
@@ -213,7 +215,7 @@ func (t *h1Transport) exchange(ctx context.Context, deadline time.Time, pc *h1Co
 			return fail(err)
 		}
 		tr.set(func(h *record.HTTPTrace) *int64 { return &h.FirstByte })
-		if err := readResponseHead(pc.br, &b.resp); err != nil {
+		if err := readResponseHead(pc.br, &b.resp, t.keepDate); err != nil {
 			return fail(err)
 		}
 		if code := b.resp.StatusCode; code >= 100 && code < 200 && code != http.StatusSwitchingProtocols {
@@ -234,7 +236,7 @@ const earlyAnswerWait = 100 * time.Millisecond
 func (t *h1Transport) earlyAnswer(ctx context.Context, deadline time.Time, pc *h1Conn, b *h1Body) bool {
 	_ = pc.conn.SetReadDeadline(time.Now().Add(earlyAnswerWait))
 	for {
-		if err := readResponseHead(pc.br, &b.resp); err != nil {
+		if err := readResponseHead(pc.br, &b.resp, t.keepDate); err != nil {
 			return false
 		}
 		if code := b.resp.StatusCode; code >= 200 || code == http.StatusSwitchingProtocols {
@@ -284,7 +286,7 @@ func appendHeader(b []byte, name, value string) []byte {
 // readResponseHead reads the status line and the headers the client looks
 // at into resp (the rest are skipped without being stored). The usual
 // values (200 OK, HTTP/1.1, the API's content types) are not copied.
-func readResponseHead(br *bufio.Reader, resp *http.Response) error {
+func readResponseHead(br *bufio.Reader, resp *http.Response, keepDate bool) error {
 	line, err := readLine(br)
 	if err != nil {
 		return fmt.Errorf("read the response's status line: %w", err)
@@ -321,6 +323,9 @@ func readResponseHead(br *bufio.Reader, resp *http.Response) error {
 			resp.Header["Content-Type"] = []string{intern(value)}
 		case asciiEqualFold(name, "Content-Encoding"):
 			resp.Header["Content-Encoding"] = []string{string(value)}
+		case keepDate && asciiEqualFold(name, "Date"):
+			// Kept for a shard's clock bound (Options.ServerDates).
+			resp.Header["Date"] = []string{string(value)}
 		case asciiEqualFold(name, "Location"):
 			// Kept for redirects, which the client follows or names.
 			resp.Header["Location"] = []string{string(value)}

@@ -263,7 +263,7 @@ func readWithH1(raw []byte) ([]byte, int, error) {
 	body := &h1Body{t: &h1Transport{maxIdle: 1}, pc: pc, stop: func() bool { return true }}
 	resp := &body.resp
 	for {
-		if err := readResponseHead(pc.br, resp); err != nil {
+		if err := readResponseHead(pc.br, resp, false); err != nil {
 			return nil, 0, err
 		}
 		if resp.StatusCode >= 200 || resp.StatusCode == http.StatusSwitchingProtocols {

@@ -412,7 +412,7 @@ func pairBound(a, b export.ShardInfo) (int64, bool) {
 // be further apart than a time slice.
 func warnClocks(out *Outcome, sliceSeconds float64, log io.Writer) {
 	for _, s := range out.Shards {
-		if s.StartAt != "" && s.LateNs > 1e6 {
+		if s.StartAt != "" && s.LateNs > int64(benchmark.LateWarning) {
 			fmt.Fprintf(log, "WARNING  shard %d started %.1f ms after --start-at\n", s.Index, float64(s.LateNs)/1e6)
 		}
 	}

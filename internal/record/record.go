@@ -180,6 +180,10 @@ type Record struct {
 	// RedirectedTo is the URL that answered when the server redirected
 	// the request (307 or 308), empty otherwise.
 	RedirectedTo string
+	// ServerDate is the response's Date header, Unix seconds, when the
+	// client was asked to read it (client.Options.ServerDates); 0
+	// otherwise.
+	ServerDate int64
 }
 
 // Valid reports whether the request succeeded.
