@@ -427,6 +427,11 @@ func (p *Profile) ApplyEnv(lookup func(string) (string, bool)) error {
 	if p.ServerMetrics.Interval <= 0 {
 		return errors.New("AIPERF_SERVER_METRICS_COLLECTION_INTERVAL must be positive")
 	}
+	// The API key from the environment, so that it need not be on a
+	// command line (which process lists and pod specs show).
+	if v, ok := lookup(EnvAPIKey); ok && strings.TrimSpace(v) != "" && !p.set["api-key"] {
+		p.Endpoint.APIKey = strings.TrimSpace(v)
+	}
 	if err := p.Shard.applyEnv(lookup, p.set); err != nil {
 		return err
 	}

@@ -41,7 +41,7 @@ func BindFlags(fs *flag.FlagSet, p *Profile) *Flags {
 	f.vars((*secondsValue)(&e.WaitForModel), "Seconds to wait for the server to be ready before benchmarking (0: do not wait).", "wait-for-model-timeout")
 	f.vars((*stringValue)(&e.WaitMode), "Readiness probe: models (GET /v1/models), inference (a one-token request) or both.", "wait-for-model-mode")
 	f.vars((*secondsValue)(&e.WaitInterval), "Seconds between readiness probes.", "wait-for-model-interval")
-	f.vars((*stringValue)(&e.APIKey), "API key sent as 'Authorization: Bearer <key>'; never written to artifacts.", "api-key")
+	f.vars((*stringValue)(&e.APIKey), "API key sent as 'Authorization: Bearer <key>' (also "+EnvAPIKey+", which keeps it off the command line); never written to artifacts.", "api-key")
 	f.vars(boolValue{&e.LegacyMaxTokens}, "Send chat's output limit as max_tokens instead of max_completion_tokens.", "use-legacy-max-tokens")
 	f.vars(boolValue{&p.Tokenizer.UseServerTokenCount}, "Use the server's usage token counts for ISL/OSL instead of the client tokenizer (streams then ask for usage with stream_options.include_usage).", "use-server-token-count")
 	f.vars((*stringValue)(&e.HTTPClient), "HTTP transport: lean (llmbench's HTTP/1.1, least client CPU) or net/http (Go's standard one; proxies always use it).", "http-client")

@@ -341,3 +341,7 @@ func (CredentialsByURL) GobEncode() ([]byte, error) { return []byte{}, nil }
 
 // GobDecode reads none back.
 func (*CredentialsByURL) GobDecode([]byte) error { return nil }
+
+// EnvAPIKey is the environment variable --api-key is read from when the
+// flag is not given.
+const EnvAPIKey = "LLMBENCH_API_KEY"

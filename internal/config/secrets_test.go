@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding/json"
 	"net/url"
 	"strings"
 	"testing"
@@ -69,5 +70,23 @@ func TestRedactArgsExtraInputs(t *testing.T) {
 	p, err := parse(t, ExpandListArgs([]string{"-m", "m", "--extra-inputs", "temperature:0", "max_tokens:4096", "--streaming"}, ListFlags)...)
 	if err != nil || len(p.Endpoint.ExtraInputs) != 2 || p.Endpoint.ExtraInputs[1] != "max_tokens:4096" || !p.Endpoint.Streaming {
 		t.Fatalf("extra inputs %v (%v)", p.Endpoint.ExtraInputs, err)
+	}
+}
+
+// TestAPIKeyFromEnvironment: LLMBENCH_API_KEY gives the key when the
+// flag does not, the flag wins, and neither is ever in the redacted
+// configuration.
+func TestAPIKeyFromEnvironment(t *testing.T) {
+	env := map[string]string{EnvAPIKey: " sk-from-env "}
+	p, err := parseEnv(t, env, "-m", "m", "--mock", "--concurrency", "1", "--request-count", "1")
+	if err != nil || p.Endpoint.APIKey != "sk-from-env" {
+		t.Fatalf("key %q, %v", p.Endpoint.APIKey, err)
+	}
+	if b, _ := json.Marshal(p.Redacted()); strings.Contains(string(b), "sk-from-env") {
+		t.Error("the redacted configuration holds the key")
+	}
+	p, err = parseEnv(t, env, "-m", "m", "--mock", "--concurrency", "1", "--request-count", "1", "--api-key", "sk-flag")
+	if err != nil || p.Endpoint.APIKey != "sk-flag" {
+		t.Errorf("the flag's key lost to the environment: %q, %v", p.Endpoint.APIKey, err)
 	}
 }
