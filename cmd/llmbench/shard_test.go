@@ -303,4 +303,20 @@ func TestMergeRefuses(t *testing.T) {
 	if exp.RequestCount.Avg != 3 || !exp.Cancelled {
 		t.Errorf("partial merge of shard 0 of 2 (3 of 6 requests): %+v", exp)
 	}
+	// A second merge into the same folder keeps the first's files; a
+	// merge into the run's own folder leaves its shards where they are.
+	if code, msg := merge(a0, "--output", filepath.Join(dir, "partial"), "--allow-partial"); code != exitOK || !strings.Contains(msg, "previous merge's results") {
+		t.Errorf("second merge: exit %d, %q", code, msg)
+	}
+	if prev, _ := filepath.Glob(filepath.Join(dir, "partial", "previous_*", "profile_export_aiperf.json")); len(prev) != 1 {
+		t.Errorf("the first merge's export was not kept: %v", prev)
+	}
+	for range 2 {
+		if code, msg := merge(filepath.Join(dir, "a"), "--output", filepath.Join(dir, "a"), "--allow-partial"); code != exitOK {
+			t.Fatalf("merge into the run's folder: exit %d, %q", code, msg)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(a0, "shard_records.gob")); err != nil {
+		t.Errorf("merging into the run's folder moved its shard: %v", err)
+	}
 }

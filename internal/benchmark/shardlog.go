@@ -22,7 +22,7 @@ import (
 // computes every statistic through the collector a single process uses.
 // profile_export.jsonl cannot serve: it leaves out what no export shows
 // (a record's flags, its server timings' rejections, NaN as null).
-const ShardRecordsFile = "shard_records.gob"
+const ShardRecordsFile = export.ShardRecordsFile
 
 // ShardHeader opens a shard's records file: what the merge needs to
 // recompute the exports, secrets left out.

@@ -14,6 +14,14 @@ import (
 // a search's probes (search_iter_0000, …).
 var runDir = regexp.MustCompile(`^(run|search_iter)_\d{4}$`)
 
+// shardDir matches the folders of a sharded run's shards, which a merge
+// into the run's folder reads and never moves.
+var shardDir = regexp.MustCompile(`^shard_\d{4,}$`)
+
+// ShardRecordsFile is the file a shard of a sharded run keeps its records
+// in for the merge (written by package benchmark).
+const ShardRecordsFile = "shard_records.gob"
+
 // previousNames are the names in an artifact folder that an earlier run
 // wrote with this export prefix: its files, the folders of a multi-run
 // profile, and those of a sweep or search (its cells' folders, each
@@ -23,7 +31,7 @@ func previousNames(dir, prefix string) []string {
 	f := ProfileFiles(prefix)
 	sm := ServerMetricsFiles(prefix)
 	candidates := []string{f.ProfileJSON, f.ProfileCSV, f.Records, f.Inputs, f.TimeslicesJSON, f.TimeslicesCSV, f.Report,
-		sm("json"), sm("csv"), sm("jsonl"), sm("parquet"), GPUTelemetryFile(prefix), "aggregate",
+		sm("json"), sm("csv"), sm("jsonl"), sm("parquet"), GPUTelemetryFile(prefix), ShardRecordsFile, "aggregate",
 		"profile_runs", "sweep_aggregate", "search_history.json"}
 	var out []string
 	for _, name := range candidates {
@@ -33,7 +41,7 @@ func previousNames(dir, prefix string) []string {
 	}
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
-		if !e.IsDir() || slices.Contains(out, e.Name()) || strings.HasPrefix(e.Name(), "previous_") {
+		if !e.IsDir() || slices.Contains(out, e.Name()) || strings.HasPrefix(e.Name(), "previous_") || shardDir.MatchString(e.Name()) {
 			continue
 		}
 		if runDir.MatchString(e.Name()) || isCell(filepath.Join(dir, e.Name()), f.ProfileJSON) {

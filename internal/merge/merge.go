@@ -17,6 +17,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/llmbench/llmbench/internal/benchmark"
 	"github.com/llmbench/llmbench/internal/export"
@@ -86,6 +87,14 @@ func Merge(opts Options) (*Outcome, error) {
 	}
 	if err := checkOutput(opts.Output, shards); err != nil {
 		return nil, err
+	}
+	// A merge run twice keeps the first one's files, as a profile does.
+	moved, err := export.KeepPrevious(opts.Output, p.Output.ExportPrefix, time.Now())
+	if err != nil {
+		return nil, fmt.Errorf("merge: %w", err)
+	}
+	if moved != "" {
+		fmt.Fprintf(opts.Log, "INFO  %s held a previous merge's results: they are kept in %s\n", opts.Output, moved)
 	}
 
 	ordered := sortedShards(byIndex)
