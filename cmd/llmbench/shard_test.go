@@ -291,6 +291,19 @@ func TestMergeRefuses(t *testing.T) {
 			t.Errorf("merge %v: exit %d, %q; want exit 2 and %q", c.args, code, msg, c.want)
 		}
 	}
+	// A shard that failed or was killed wrote records but no export.
+	shard("a", 1, "1")
+	a1 := filepath.Join(dir, "a", "shard_0001")
+	exp1 := filepath.Join(a1, "profile_export_aiperf.json")
+	if err := os.Rename(exp1, exp1+".away"); err != nil {
+		t.Fatal(err)
+	}
+	if code, msg := merge(a0, a1, "--output", filepath.Join(dir, "m5")); code != exitUsage || !strings.Contains(msg, "shard 1 did not finish") {
+		t.Errorf("an unfinished shard: exit %d, %q", code, msg)
+	}
+	if err := os.RemoveAll(a1); err != nil {
+		t.Fatal(err)
+	}
 	code, msg := merge(a0, "--output", filepath.Join(dir, "partial"), "--allow-partial")
 	if code != exitOK || !strings.Contains(msg, "partial merge: shard 1 of 2 missing") {
 		t.Fatalf("--allow-partial: exit %d, %q", code, msg)
