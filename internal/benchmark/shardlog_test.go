@@ -110,3 +110,28 @@ func TestClockBound(t *testing.T) {
 		t.Error("no response, yet a bound")
 	}
 }
+
+// BenchmarkShardLogAdd is a shard's cost per record kept for the merge
+// (under the collector's lock).
+func BenchmarkShardLogAdd(b *testing.B) {
+	p := config.Default()
+	log, err := newShardLog(b.TempDir(), ShardHeader{Profile: p})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer log.Close()
+	var v metrics.Values
+	for k := range v.V {
+		v.V[k] = float64(k) * 1.5
+	}
+	v.ICL = make([]float64, 64)
+	r := &record.Record{Phase: record.PhaseProfiling, OutputText: "x", Usage: &record.Usage{PromptTokens: 100, CompletionTokens: 64}, ServerDate: 1, StartPerf: 1, Trace: record.HTTPTrace{FirstByte: 5}}
+	b.ReportAllocs()
+	for b.Loop() {
+		log.add(r, &v)
+	}
+	b.StopTimer()
+	_ = log.w.Flush()
+	st, _ := log.f.Stat()
+	b.ReportMetric(float64(st.Size())/float64(b.N), "bytes/record")
+}
