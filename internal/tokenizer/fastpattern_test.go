@@ -53,7 +53,7 @@ func TestFastPatternsMatchRegex(t *testing.T) {
 		}
 		slow := regex{re}
 		rng := rand.New(rand.NewPCG(1, uint64(len(name))))
-		for range 20000 {
+		for range 20000 / raceScale {
 			s := randomTricky(rng)
 			if got, want := fast.matches(nil, s), slow.matches(nil, s); !slices.Equal(got, want) {
 				t.Fatalf("%s on %q:\n fast  %v\n regex %v", name, s, got, want)

@@ -78,7 +78,7 @@ func TestLongWordMatchesWholeWord(t *testing.T) {
 		rng := rand.New(rand.NewPCG(30, uint64(len(name))))
 		sc := &bpeScratch{}
 		for _, alphabet := range longWordAlphabets {
-			for range 12 {
+			for range 12 / raceScale {
 				word := randomWord(rng, alphabet, 1+rng.IntN(3000))
 				want := wholeWord(m, word)
 				for _, w := range windows {
@@ -137,7 +137,7 @@ func TestPathologicalWordsMatchReference(t *testing.T) {
 	ref := nodetest.Install(t, referenceDir)
 	// 512 KB: over a hundred of longWord's windows, and a reference run
 	// (which merges the word whole) of seconds, not a minute.
-	const size = 512 << 10
+	const size = 512 << 10 / raceScale
 	o, err := O200k()
 	if err != nil {
 		t.Fatal(err)
@@ -182,9 +182,9 @@ func TestLongWordMemory(t *testing.T) {
 	for _, shape := range pathologicalShapes {
 		// 4 MB of the shapes that repeat, merged fast; 1 MB of the
 		// random ones is as telling, in a quarter of the time.
-		size := 4 << 20
+		size := 4 << 20 / raceScale
 		if shape == "letters" || shape == "digits" {
-			size = 1 << 20
+			size = 1 << 20 / raceScale
 		}
 		word := pathologicalText(shape, size)
 		for name, m := range models {
@@ -209,7 +209,7 @@ func TestLongWordMemory(t *testing.T) {
 // runes and offsets (DeepSeek's did, 36 bytes a character), and the model
 // nothing of the word's length.
 func TestCountMemory(t *testing.T) {
-	const size = 4 << 20
+	const size = 4 << 20 / raceScale
 	toks := pathologicalHF(t)
 	for _, shape := range []string{"a", "cjk"} {
 		text := pathologicalText(shape, size)
@@ -217,7 +217,7 @@ func TestCountMemory(t *testing.T) {
 			n := tok.Count(text)
 			allocated := allocatedBy(func() { tok.Count(text) })
 			if limit := 24*uint64(n) + 2*size + 4<<20; allocated > limit {
-				t.Errorf("%s, 4 MB of %s (%d tokens): %d bytes allocated, want at most %d", name, shape, n, allocated, limit)
+				t.Errorf("%s, %d bytes of %s (%d tokens): %d bytes allocated, want at most %d", name, size, shape, n, allocated, limit)
 			}
 		}
 	}
