@@ -127,6 +127,30 @@ type symbolizer struct {
 	withStarts bool // record each symbol's first byte (byte-level only)
 	i          int  // the next byte to read
 	pendingUnk bool
+	runes      *runeCache // if set, remembers characters' ids
+}
+
+// runeCache remembers the vocabulary's ids of the characters a long word
+// met last (-1: not in it): a look-up in the vocabulary's map per
+// character costs more than all else in making a long word's symbols.
+type runeCache [256]struct{ r, id int32 } // r is the rune plus 1, 0 empty
+
+// vocabID is m.vocab[ch], ch being the character r.
+func (z *symbolizer) vocabID(r rune, ch string) (int32, bool) {
+	// An invalid byte decodes to RuneError, which it does not spell.
+	if z.runes == nil || r == utf8.RuneError && len(ch) == 1 {
+		id, ok := z.m.vocab[ch]
+		return id, ok
+	}
+	e := &z.runes[r&255]
+	if e.r != r+1 {
+		id, ok := z.m.vocab[ch]
+		if !ok {
+			id = -1
+		}
+		e.r, e.id = r+1, id
+	}
+	return e.id, e.id >= 0
 }
 
 // fill appends symbols to dst (and their first bytes, less base, to
@@ -152,10 +176,10 @@ func (z *symbolizer) fill(dst, starts []int32, base, limit int) ([]int32, []int3
 	// Symbols from characters carry no byte offsets (rankIsID needs
 	// them only for byte-level vocabularies); starts stays as it is.
 	for z.i < len(word) && len(dst) < limit {
-		_, size := utf8.DecodeRuneInString(word[z.i:])
+		r, size := utf8.DecodeRuneInString(word[z.i:])
 		ch := word[z.i : z.i+size]
 		z.i += size
-		if id, ok := m.vocab[ch]; ok {
+		if id, ok := z.vocabID(r, ch); ok {
 			if z.pendingUnk {
 				dst, z.pendingUnk = append(dst, m.unk), false
 			}

@@ -56,7 +56,8 @@ func (w *window) end(k int) int {
 }
 
 // longWord is one long word's merging state, kept in the scratch for the
-// next long word.
+// next long word (of the same model: each model pools its own scratch, so
+// the caches of pairs and characters stay true).
 type longWord struct {
 	z symbolizer
 	// syms are the word's initial symbols from symbol base on (all that a
@@ -73,6 +74,7 @@ type longWord struct {
 	memoText string // rankIsID: its text
 	memo     window
 	lm       linkedMerge
+	runes    runeCache
 }
 
 // appendLong appends the tokens of word, merged win symbols at a time
@@ -84,7 +86,7 @@ func (m *bpe) appendLong(dst []int32, word string, sc *bpeScratch, win, overlap 
 		lw.lm.pairs.reset()
 		sc.long = lw
 	}
-	lw.z = symbolizer{m: m, word: word, withStarts: m.rankIsID}
+	lw.z = symbolizer{m: m, word: word, withStarts: m.rankIsID, runes: &lw.runes}
 	lw.syms, lw.starts, lw.base, lw.baseByte, lw.done = lw.syms[:0], lw.starts[:0], 0, 0, false
 	lw.memoSyms, lw.memoText = lw.memoSyms[:0], ""
 	defer func() {
@@ -123,7 +125,7 @@ func (m *bpe) appendLong(dst []int32, word string, sc *bpeScratch, win, overlap 
 			hi := lw.fillTo(s + w)
 			m.mergeWindow(lw, s, hi, nxt)
 			if kc, kn, ok := sharedToken(cur, k, nxt); ok {
-				dst = append(dst, cur.ids[ci:kc]...)
+				dst = lw.emit(dst, mark, cur.ids[ci:kc])
 				cur, nxt = nxt, cur
 				ci = kn
 				lw.drop(cur.start(ci))
@@ -141,7 +143,22 @@ func (m *bpe) appendLong(dst []int32, word string, sc *bpeScratch, win, overlap 
 			}
 		}
 	}
-	return append(dst, cur.ids[ci:]...)
+	return lw.emit(dst, mark, cur.ids[ci:])
+}
+
+// emit appends toks, tokens of the word that dst holds from mark on, to
+// dst. Out of room, dst grows at once to what the rest of the word will
+// need at the rate of tokens per byte so far (and by a quarter at least):
+// growing by a quarter at a time, as append does, allocates five times
+// the tokens' size over the word and holds the old and new arrays at once
+// at every step (a 50 MB word can have 50 million tokens).
+func (lw *longWord) emit(dst []int32, mark int, toks []int32) []int32 {
+	if len(toks) > cap(dst)-len(dst) && lw.z.i > 0 {
+		perByte := float64(len(dst)-mark+len(toks)) / float64(lw.z.i)
+		rest := int(perByte * float64(len(lw.z.word)-lw.z.i) * 1.1)
+		dst = slices.Grow(dst, len(toks)+max(rest, cap(dst)/4))
+	}
+	return append(dst, toks...)
 }
 
 // total is the number of symbols made so far (the word's, once done).

@@ -26,10 +26,12 @@ func wholeWord(m *bpe, word string) []int32 {
 
 // longWordAlphabets make words whose tokens are long and whose merges
 // chain (one letter, a few letters, a CJK pair, digits), or odd (bytes
-// that are not UTF-8, marks and characters a vocabulary may lack).
+// that are not UTF-8, marks and characters a vocabulary may lack,
+// characters that share a slot of the cache of characters' ids).
 var longWordAlphabets = [][]string{
 	{"a"}, {"a", "b"}, {"a", "b", "c"}, {"a", "a", "b"}, strings.Split("etaoin", ""),
-	strings.Split("0123456789", ""), {"漢", "字"}, {"-", "="}, {"\xff", "\xfe", "a"}, {"a", "\u0301", "é", "🙂", "ǅ"},
+	strings.Split("0123456789", ""), {"漢", "字"}, {"-", "="}, {"\xff", "\xfe", "a", "\ufffd"},
+	{"a", "\u0301", "é", "🙂", "ǅ"}, {"a", "\u0161", "\u0261", "\u1161"},
 }
 
 // randomWord joins random pieces of alphabet up to n bytes or more.
