@@ -53,6 +53,10 @@ type inputs struct {
 	// which the budget cuts short. It is fixed before the run, so every
 	// run of the seed (and every shard) sends the same requests.
 	turnCaps []int
+	// planNumbers says each request's session_num is its session's
+	// number in the plan (single-turn runs; not a sharded one after a
+	// warm-up by duration).
+	planNumbers bool
 	// warmSampler picks the sessions of a warm-up by duration beyond
 	// --warmup-request-count, from a stream of their own.
 	warmSampler *dataset.Sampler
@@ -160,6 +164,7 @@ func buildInputs(p config.Profile, seed uint64, corpus *dataset.Corpus) (*inputs
 		in.sessions = len(in.convs)
 	}
 	in.expected = in.shardRequests(p.Shard)
+	in.planNumbers = !dataset.MultiTurn(in.convs) && !(p.Shard.Sharded() && l.WarmupDuration > 0)
 	in.assignModels(p.Endpoint.ModelSelection, seed)
 	in.inputsJSON = make([]export.InputSession, len(in.convs))
 	in.turnExtra = make([][][]endpoint.Field, len(in.convs))

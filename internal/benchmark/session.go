@@ -27,8 +27,8 @@ type requester struct {
 	counters *ui.Counters
 	records  chan<- *record.Record
 	clock    record.Clock
-	// requests numbers the process's requests (session_num: across a
-	// sharded run, request n of shard i of N is n·N+i).
+	// requests numbers the process's requests when the plan does not
+	// (requestNumber).
 	requests atomic.Int64
 	mu       sync.Mutex
 	rng      *rand.Rand // ids, models, cancellations
@@ -82,10 +82,7 @@ func (q *requester) send(ctx context.Context, job schedule.Job) {
 				return
 			}
 		}
-		n := q.requests.Add(1) - 1
-		if sh := q.p.Shard; sh.Sharded() {
-			n = n*int64(sh.Count) + int64(sh.Index)
-		}
+		n := q.requestNumber(job)
 		d := q.draw(n, t == 0)
 		if t == 0 {
 			correlationID = d.correlationID
@@ -130,6 +127,24 @@ func (q *requester) send(ctx context.Context, job schedule.Job) {
 			return
 		}
 	}
+}
+
+// requestNumber is a request's session_num. A single-turn run numbers
+// each request by its session's place in the plan (job.Index), so request
+// i sends the sampler's draw i whatever order the slots raced in, and
+// the shards of a run number alike. Multi-turn requests (and a sharded
+// run after a warm-up by duration, whose count each shard knows only of
+// itself) are numbered as they go out; across shards request n of shard
+// i of N is n·N+i.
+func (q *requester) requestNumber(job schedule.Job) int64 {
+	if q.in.planNumbers {
+		return int64(job.Index)
+	}
+	n := q.requests.Add(1) - 1
+	if sh := q.p.Shard; sh.Sharded() {
+		n = n*int64(sh.Count) + int64(sh.Index)
+	}
+	return n
 }
 
 // turnDue is when a later turn goes out: at its timestamp on a fixed

@@ -111,7 +111,8 @@ func (p Plan) Validate() error {
 
 // Job is one request to send.
 type Job struct {
-	// Index is the request's number across the run, warm-up first.
+	// Index is the session's number in the plan, warm-up first (after a
+	// warm-up by duration, numbered from what this process sent).
 	Index int
 	Phase record.Phase
 	// Due is when the request should go out: its instant on the schedule
@@ -187,7 +188,13 @@ func Run(ctx context.Context, p Plan, send Sender, obs Observer) (Outcome, error
 		runPhase(ctx, warm, record.PhaseWarmup, 0, p.Warmup, p.WarmupDuration, phaseRand(p.Seed, record.PhaseWarmup), counted, obs)
 	}
 	if ctx.Err() == nil {
-		first := int(sent.Load()) // a warm-up by duration sent an unknown number
+		// The profiling jobs are numbered after the warm-up's: the plan's
+		// count (every shard numbers alike), or what a warm-up by
+		// duration sent here.
+		first := p.Warmup
+		if p.WarmupDuration > 0 {
+			first = int(sent.Load())
+		}
 		runPhase(ctx, p, record.PhaseProfiling, first, p.Count, p.Duration, phaseRand(p.Seed, record.PhaseProfiling), counted, obs)
 	}
 	return Outcome{Cancelled: ctx.Err() != nil, Sent: int(sent.Load()), Late: late}, nil
