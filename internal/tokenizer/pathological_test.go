@@ -177,6 +177,7 @@ func TestPathologicalWordsMatchReference(t *testing.T) {
 // windows' working memory, not arrays of the word's length (before
 // windows: about 150 bytes a byte, 600 MB).
 func TestLongWordMemory(t *testing.T) {
+	skipAllocationsUnderRace(t)
 	models := map[string]*bpe{}
 	for name, tok := range pathologicalHF(t) {
 		models[name] = tok.model
@@ -184,9 +185,9 @@ func TestLongWordMemory(t *testing.T) {
 	for _, shape := range pathologicalShapes {
 		// 4 MB of the shapes that repeat, merged fast; 1 MB of the
 		// random ones is as telling, in a quarter of the time.
-		size := 4 << 20 / raceScale
+		size := 4 << 20
 		if shape == "letters" || shape == "digits" {
-			size = 1 << 20 / raceScale
+			size = 1 << 20
 		}
 		word := pathologicalText(shape, size)
 		for name, m := range models {
@@ -211,7 +212,8 @@ func TestLongWordMemory(t *testing.T) {
 // runes and offsets (DeepSeek's did, 36 bytes a character), and the model
 // nothing of the word's length.
 func TestCountMemory(t *testing.T) {
-	const size = 4 << 20 / raceScale
+	skipAllocationsUnderRace(t)
+	const size = 4 << 20
 	toks := pathologicalHF(t)
 	for _, shape := range []string{"a", "cjk"} {
 		text := pathologicalText(shape, size)
