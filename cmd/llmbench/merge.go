@@ -62,7 +62,11 @@ func mergeCommand(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stdout)
 	for _, s := range out.Shards {
-		fmt.Fprintf(stdout, "  shard %d on %s: %d records, started %.3f ms after --start-at\n", s.Index, s.Host, s.Records, float64(s.LateNs)/1e6)
+		fmt.Fprintf(stdout, "  shard %d on %s: %d records", s.Index, s.Host, s.Records)
+		if s.StartAt != "" { // without --start-at there is nothing to be late for
+			fmt.Fprintf(stdout, ", started %.3f ms after --start-at", float64(s.LateNs)/1e6)
+		}
+		fmt.Fprintln(stdout)
 	}
 	fmt.Fprintln(stdout)
 	printResults(stdout, out.Result, ui.Width(stdout, os.Getenv))

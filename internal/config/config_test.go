@@ -12,14 +12,7 @@ import (
 
 func parse(t *testing.T, args ...string) (Profile, error) {
 	t.Helper()
-	fs := flag.NewFlagSet("profile", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	p := Default()
-	BindFlags(fs, &p)
-	if err := fs.Parse(args); err != nil {
-		return p, err
-	}
-	return p, p.Finish()
+	return parseEnv(t, nil, args...)
 }
 
 func TestAIPerfFlagNamesAndDefaults(t *testing.T) {

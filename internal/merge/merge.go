@@ -77,16 +77,17 @@ func Merge(opts Options) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	base := byIndex[firstKey(byIndex)]
+	ordered := sortedShards(byIndex)
+	base := ordered[0]
 	p := base.header.Profile
 	p.Output.ArtifactDir = opts.Output
 	p.Output.Overwrite = true
 	p.Shard.Index, p.Shard.IndexFrom = 0, ""
-	if err := os.MkdirAll(opts.Output, 0o755); err != nil {
-		return nil, fmt.Errorf("merge: %w", err)
-	}
 	if err := checkOutput(opts.Output, shards); err != nil {
 		return nil, err
+	}
+	if err := os.MkdirAll(opts.Output, 0o755); err != nil {
+		return nil, fmt.Errorf("merge: %w", err)
 	}
 	// A merge run twice keeps the first one's files, as a profile does.
 	moved, err := export.KeepPrevious(opts.Output, p.Output.ExportPrefix, time.Now())
@@ -97,7 +98,6 @@ func Merge(opts Options) (*Outcome, error) {
 		fmt.Fprintf(opts.Log, "INFO  %s held a previous merge's results: they are kept in %s\n", opts.Output, moved)
 	}
 
-	ordered := sortedShards(byIndex)
 	start, end, profiled, cancelled := int64(math.MaxInt64), int64(math.MinInt64), false, false
 	for _, s := range ordered {
 		if s.info == nil {
@@ -278,14 +278,6 @@ func checkOutput(output string, shards []*shard) error {
 		}
 	}
 	return nil
-}
-
-func firstKey(m map[int]*shard) int {
-	keys := make([]int, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	return slices.Min(keys)
 }
 
 func sortedShards(m map[int]*shard) []*shard {
