@@ -134,7 +134,7 @@ func (s *Shared) newClients(p config.Profile, targets []target, kind endpoint.Ki
 	}
 	e := p.Endpoint
 	key := strings.Join([]string{
-		strings.Join(bases(targets), " "), kind.Path(), e.Custom, fmt.Sprint(e.Streaming, e.RequestTimeout, e.HTTPClient, e.ServerTimings, p.Loadgen.Concurrency),
+		strings.Join(bases(targets), " "), kind.Path(p.Endpoint.Streaming), e.Custom, fmt.Sprint(e.Streaming, e.RequestTimeout, e.HTTPClient, e.ServerTimings, p.Loadgen.Concurrency),
 		e.APIKey, strings.Join(e.Headers, "\n"),
 	}, "\x00")
 	s.mu.Lock()

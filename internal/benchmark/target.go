@@ -89,7 +89,7 @@ func bases(targets []target) []string {
 // targetURL is the URL requests are sent to: the base URL and the endpoint
 // type's path, or --endpoint's.
 func targetURL(p config.Profile, baseURL string, kind endpoint.Kind) string {
-	path := kind.Path()
+	path := kind.Path(p.Endpoint.Streaming)
 	if p.Endpoint.Custom != "" {
 		path = "/" + strings.TrimLeft(p.Endpoint.Custom, "/")
 	}

@@ -105,14 +105,24 @@ var errCancelled = errors.New("request cancelled by the client")
 // New makes a Client with a connection pool sized for opts.MaxConns.
 func New(opts Options) *Client {
 	h := http.Header{}
-	h.Set("Content-Type", "application/json")
+	caps := endpoint.Caps{}
+	if opts.Kind.Type() != nil {
+		caps = opts.Kind.Caps()
+	}
+	h.Set("Content-Type", caps.ContentType())
 	if opts.Streaming {
 		h.Set("Accept", "text/event-stream")
 	} else {
 		h.Set("Accept", "application/json")
 	}
-	if opts.APIKey != "" {
+	switch {
+	case opts.APIKey != "" && caps.APIKeyHeader != "":
+		h.Set(caps.APIKeyHeader, opts.APIKey)
+	case opts.APIKey != "":
 		h.Set("Authorization", "Bearer "+opts.APIKey)
+	}
+	for _, kv := range caps.Headers {
+		h.Set(kv[0], kv[1])
 	}
 	for _, kv := range opts.Headers {
 		name, value, _ := strings.Cut(kv, ":")
@@ -264,6 +274,7 @@ func (c *Client) DoCancelAfter(ctx context.Context, rec *record.Record, body []b
 		rr.timings.read(resp.Header, nil)
 		defer rr.timings.store(rec)
 	}
+	rr.dec.Reset()
 	if c.opts.Streaming {
 		rr.head = headRecorder{r: resp.Body, head: rr.head.head[:0]}
 		rr.sse.Reset(&rr.head)
@@ -531,6 +542,7 @@ func (c *Client) readStream(a attempt, rec *record.Record, rr *responseReader) {
 		}
 		text.Write(ch.Text)
 		reasoning.Write(ch.Reasoning)
+		rec.Items += ch.Items
 	}
 	rec.EndPerf = clock.Now()
 	rec.Trace.LastByte = rec.EndPerf
@@ -572,14 +584,11 @@ func (c *Client) readWhole(a attempt, rec *record.Record, body io.Reader, rr *re
 	if c.opts.ServerTimings {
 		rr.timings.read(nil, data)
 	}
-	switch {
-	case ch.Choices == 0:
-		c.invalid(a, rec, record.CauseNoContent, "the response has no choices")
-		return
-	case !ch.HasContent():
-		c.invalid(a, rec, record.CauseNoContent, "the response's choices carry no content (content null or empty)")
+	if msg := dec.Empty(ch); msg != "" {
+		c.invalid(a, rec, record.CauseNoContent, msg)
 		return
 	}
+	rec.Items = ch.Items
 	rec.EndPerf = now
 	rec.ResponsePerfs = append(rec.ResponsePerfs, now)
 	if len(ch.Text) > 0 {

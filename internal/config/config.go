@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llmbench/llmbench/internal/endpoint"
+
 	"github.com/llmbench/llmbench/internal/metrics"
 	"github.com/llmbench/llmbench/internal/tokenizer"
 )
@@ -462,10 +464,12 @@ func (p *Profile) Finish() error {
 	if len(e.ModelNames) == 0 {
 		return errors.New("--model is required (the model name the server serves)")
 	}
-	switch e.Type {
-	case EndpointChat, EndpointCompletions:
-	default:
-		return fmt.Errorf("--endpoint-type %q is not supported; use chat or completions", e.Type)
+	kind, err := endpoint.Parse(e.Type)
+	if err != nil {
+		return fmt.Errorf("--endpoint-type: %w", err)
+	}
+	if e.Streaming && !kind.Caps().Streams {
+		return fmt.Errorf("--streaming: the %s endpoint type does not stream; drop --streaming", kind)
 	}
 	if e.Mock && p.set["url"] {
 		return errors.New("--mock benchmarks the built-in simulated server; leave out --url, or drop --mock to benchmark the server at --url")

@@ -99,7 +99,7 @@ func TestValidationErrors(t *testing.T) {
 		{[]string{"-m", "x", "--num-profile-runs", "11"}, "--num-profile-runs 11: use 1 to 10"},
 		{[]string{"-m", "x", "--confidence-level", "95"}, "--confidence-level 95: use a level between 0 and 1"},
 		{[]string{"-m", "x", "--profile-run-cooldown-seconds", "-1"}, "cannot be negative"},
-		{[]string{"-m", "x", "--endpoint-type", "rankings"}, "not supported"},
+		{[]string{"-m", "x", "--endpoint-type", "rankings"}, `unknown endpoint type "rankings"`},
 		{[]string{"-m", "x", "--url", "ftp://h"}, "scheme"},
 		{[]string{"-m", "x", "--concurrency", "-1"}, "--concurrency -1: it must be at least 1"},
 		{[]string{"-m", "x", "--concurrency", "0"}, "--concurrency 0: it must be at least 1"},

@@ -15,14 +15,29 @@ import (
 // (FuzzDecoderMatchesEncodingJSON).
 //
 // A Decoder is not safe for concurrent use: keep one per request loop.
+//
+// Other types are read by their Type's Read, with the stream's State.
 type Decoder struct {
 	kind Kind
+	typ  Type
+	// fast: chat or completions, read on the scanning fast path.
+	fast  bool
+	state State
 	// text and reasoning back the last Chunk's Text and Reasoning.
 	text, reasoning []byte
 }
 
 // NewDecoder returns a Decoder for k.
-func (k Kind) NewDecoder() *Decoder { return &Decoder{kind: k} }
+func (k Kind) NewDecoder() *Decoder {
+	return &Decoder{kind: k, typ: k.Type(), fast: k == Chat || k == Completions}
+}
+
+// Reset readies the Decoder for the next response.
+func (d *Decoder) Reset() { d.state.Reset() }
+
+// Empty says why c, everything a response carried, is no usable answer;
+// "" when it is one.
+func (d *Decoder) Empty(c Chunk) string { return d.typ.Empty(c) }
 
 // Chunk reads the data of one stream event. The Chunk's Text and
 // Reasoning are valid until the Decoder's next call.
@@ -40,6 +55,9 @@ func (d *Decoder) Response(body []byte) (Chunk, error) {
 }
 
 func (d *Decoder) decode(data []byte, streaming bool) (Chunk, error) {
+	if !d.fast {
+		return d.typ.Read(data, streaming, &d.state)
+	}
 	if c, ok := d.scan(data, streaming); ok {
 		return c, nil
 	}
@@ -50,7 +68,7 @@ func (d *Decoder) decode(data []byte, streaming bool) (Chunk, error) {
 var (
 	topKeys    = []string{"choices", "usage", "error", "object", "message", "code"}
 	choiceKeys = []string{"text", "finish_reason", "delta", "message"}
-	textKeys   = []string{"content", "reasoning_content", "reasoning"}
+	textKeys   = []string{"content", "reasoning_content", "reasoning", "tool_calls"}
 	usageKeys  = []string{"prompt_tokens", "completion_tokens", "total_tokens", "completion_tokens_details"}
 	detailKeys = []string{"reasoning_tokens"}
 )

@@ -10,35 +10,160 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/llmbench/llmbench/internal/record"
 )
 
-// Kind is an API type.
+// Kind is an API type, by its --endpoint-type name.
 type Kind string
 
-// The supported API types.
+// The API types, AIPerf's names (and audio_transcription, which is
+// llmbench's).
 const (
-	Chat        Kind = "chat"
-	Completions Kind = "completions"
+	Chat                Kind = "chat"
+	Completions         Kind = "completions"
+	Responses           Kind = "responses"
+	Messages            Kind = "messages"
+	Embeddings          Kind = "embeddings"
+	ChatEmbeddings      Kind = "chat_embeddings"
+	NIMEmbeddings       Kind = "nim_embeddings"
+	CohereRankings      Kind = "cohere_rankings"
+	HFTEIRankings       Kind = "hf_tei_rankings"
+	NIMRankings         Kind = "nim_rankings"
+	HuggingFaceGenerate Kind = "huggingface_generate"
+	ImageGeneration     Kind = "image_generation"
+	ImageEdit           Kind = "image_edit"
+	VideoGeneration     Kind = "video_generation"
+	ImageRetrieval      Kind = "image_retrieval"
+	AudioTranscription  Kind = "audio_transcription"
+	SolidoRAG           Kind = "solido_rag"
+	Raw                 Kind = "raw"
+	Template            Kind = "template"
 )
+
+// Type is what llmbench knows of one API type: where its requests go,
+// how their bodies are built and how its answers are read. Each type is
+// one file of this package; Kind.Type names them all.
+type Type interface {
+	// Path is the URL path requests go to ("" for raw and template,
+	// which are sent to --url as it is).
+	Path(streaming bool) string
+	Caps() Caps
+	// Build makes one request's body.
+	Build(in Input) ([]byte, error)
+	// Read reads a whole response (streaming false) or one stream
+	// event's data into a Chunk; st carries what a stream's earlier
+	// events said (usage spread over events, a part already read as
+	// deltas). Text and Reasoning may alias st's buffers.
+	Read(data []byte, streaming bool, st *State) (Chunk, error)
+	// Empty says why an answer that was read without error carries
+	// nothing usable (the invalid-result message), c being everything
+	// read; "" means c has content.
+	Empty(c Chunk) string
+}
+
+// Caps are what an API type can do and needs: the metrics a run of it has
+// and the inputs its requests take.
+type Caps struct {
+	// ProducesTokens: its answers are text whose tokens are counted
+	// (output sequence length and everything made of it).
+	ProducesTokens bool
+	// TokenizesInput: its requests carry text whose tokens are counted
+	// (input sequence length).
+	TokenizesInput bool
+	// Streams: it has a streaming form (--streaming).
+	Streams bool
+	// Media are the inputs besides text its requests can carry.
+	Media Media
+	// Input is the shape of one request's input.
+	Input Shape
+	// Multipart: the body is multipart/form-data with Boundary.
+	Multipart bool
+	// ProducesVideo: a video job, submitted and polled (Poller).
+	ProducesVideo bool
+	// APIKeyHeader, when set, carries --api-key instead of
+	// "Authorization: Bearer"; Headers are sent with every request.
+	APIKeyHeader string
+	Headers      [][2]string
+}
+
+// Media is a set of input media.
+type Media uint8
+
+// Input media.
+const (
+	Image Media = 1 << iota
+	Audio
+	Video
+)
+
+// Has reports whether m has every medium of o.
+func (m Media) Has(o Media) bool { return m&o == o }
+
+// Shape is how a type's request input is made.
+type Shape uint8
+
+// Input shapes.
+const (
+	// Conversation: a prompt after a conversation's earlier turns.
+	Conversation Shape = iota
+	// Texts: a batch of texts (--prompt-batch-size), no conversation.
+	Texts
+	// Ranking: a query and passages.
+	Ranking
+	// Payload: a body given whole by the dataset (raw), or made from a
+	// template.
+	Payload
+)
+
+// Boundary separates the parts of a multipart body. It is fixed, so the
+// request head is the same for every request; Build refuses a part that
+// contains it.
+const Boundary = "llmbench-7d1b3f9e2a5c48e6b0f4d2a1c9e8b7a6"
+
+// ContentType is the Content-Type of a type's request bodies.
+func (c Caps) ContentType() string {
+	if c.Multipart {
+		return "multipart/form-data; boundary=" + Boundary
+	}
+	return "application/json"
+}
+
+// Kinds lists every API type, in AIPerf's order.
+func Kinds() []Kind {
+	return []Kind{Chat, Completions, Responses, Messages, Embeddings, ChatEmbeddings, NIMEmbeddings, CohereRankings,
+		HFTEIRankings, NIMRankings, HuggingFaceGenerate, ImageGeneration, ImageEdit, VideoGeneration, ImageRetrieval,
+		SolidoRAG, Raw, Template, AudioTranscription}
+}
+
+// Type is k's implementation; nil for an unknown kind.
+func (k Kind) Type() Type {
+	switch k {
+	case Chat:
+		return chatType{}
+	case Completions:
+		return completionsType{}
+	}
+	return nil
+}
 
 // Parse returns the Kind named s.
 func Parse(s string) (Kind, error) {
-	switch Kind(s) {
-	case Chat, Completions:
-		return Kind(s), nil
+	if k := Kind(s); k.Type() != nil {
+		return k, nil
 	}
-	return "", fmt.Errorf("unknown endpoint type %q (use chat or completions)", s)
+	var names []string
+	for _, k := range Kinds() {
+		if k.Type() != nil {
+			names = append(names, string(k))
+		}
+	}
+	return "", fmt.Errorf("unknown endpoint type %q (use one of %s)", s, strings.Join(names, ", "))
 }
 
-// Path is the default URL path of the API.
-func (k Kind) Path() string {
-	if k == Completions {
-		return "/v1/completions"
-	}
-	return "/v1/chat/completions"
-}
+// Path is the URL path of k's requests.
+func (k Kind) Path(streaming bool) string { return k.Type().Path(streaming) }
+
+// Caps are k's capabilities.
+func (k Kind) Caps() Caps { return k.Type().Caps() }
 
 // Input is what one request asks for.
 type Input struct {
@@ -60,6 +185,33 @@ type Input struct {
 	// Extra fields merged into the body in order: one with a built key
 	// replaces its value where it stands, others are appended.
 	Extra []Field
+	// Texts are a batch's texts (Shape Texts), Prompt being the first.
+	Texts []string
+	// Query and Passages are a ranking request's (Shape Ranking).
+	Query    string
+	Passages []string
+	// Images, Audios and Videos are the turn's media, in order.
+	Images, Audios, Videos []MediaItem
+}
+
+// MediaItem is one image, audio clip or video of a request.
+type MediaItem struct {
+	// URL is a data: URI (data:image/png;base64,…) or an http(s) URL.
+	URL string
+	// Format is the encoding's short name: png, jpeg, wav, mp3, webm, mp4.
+	Format string
+	// Data is the encoded bytes of a data: URI's media (nil for a URL).
+	Data []byte
+	// Seconds is an audio clip's or a video's duration, 0 when unknown.
+	Seconds float64
+}
+
+// PromptTexts are the texts a request sends: Texts, or the Prompt alone.
+func (in *Input) PromptTexts() []string {
+	if len(in.Texts) > 0 {
+		return in.Texts
+	}
+	return []string{in.Prompt}
 }
 
 // Message is one earlier message of a conversation.
@@ -74,68 +226,52 @@ type Field struct {
 	Value json.RawMessage
 }
 
-// Body builds the JSON request body, its keys in AIPerf's order: messages
-// (or prompt), model, stream, the token limit, --extra-inputs, then
-// stream_options.
-func (k Kind) Body(in Input) ([]byte, error) {
-	var fields []Field
-	add := func(key string, v any) error {
-		raw, err := json.Marshal(v)
-		if err != nil {
-			return fmt.Errorf("build %s body: %s: %w", k, key, err)
-		}
-		fields = append(fields, Field{key, raw})
-		return nil
+// Body builds k's request body for in.
+func (k Kind) Body(in Input) ([]byte, error) { return k.Type().Build(in) }
+
+// object builds JSON objects member by member, in order.
+type object struct {
+	kind   Kind
+	fields []Field
+	err    error
+}
+
+// add appends key with v encoded (the first encoding error is kept).
+func (o *object) add(key string, v any) {
+	raw, err := json.Marshal(v)
+	if err != nil && o.err == nil {
+		o.err = fmt.Errorf("build %s body: %s: %w", o.kind, key, err)
 	}
-	limitKey := "max_tokens"
-	switch k {
-	case Chat:
-		msgs := make([]Message, 0, len(in.History)+2)
-		if in.System != "" {
-			msgs = append(msgs, Message{Role: "system", Content: in.System})
-		}
-		msgs = append(msgs, in.History...)
-		if err := add("messages", append(msgs, Message{Role: "user", Content: in.Prompt})); err != nil {
-			return nil, err
-		}
-		if !in.LegacyMaxTokens {
-			limitKey = "max_completion_tokens"
-		}
-	case Completions:
-		// A completions prompt has no roles: the conversation so far, one
-		// message a line, then the new turn.
-		prompt := in.Prompt
-		if in.System != "" || len(in.History) > 0 {
-			parts := make([]string, 0, len(in.History)+2)
-			if in.System != "" {
-				parts = append(parts, in.System)
-			}
-			for _, m := range in.History {
-				parts = append(parts, m.Content)
-			}
-			prompt = strings.Join(append(parts, in.Prompt), "\n")
-		}
-		if err := add("prompt", prompt); err != nil {
-			return nil, err
-		}
-	default:
-		return nil, fmt.Errorf("build body: unknown endpoint type %q", k)
-	}
-	_ = add("model", in.Model)
-	_ = add("stream", in.Streaming)
-	if in.MaxTokens > 0 {
-		_ = add(limitKey, in.MaxTokens)
-	}
-	for _, x := range in.Extra {
-		if i := slices.IndexFunc(fields, func(f Field) bool { return f.Key == x.Key }); i >= 0 {
-			fields[i].Value = x.Value
+	o.fields = append(o.fields, Field{key, raw})
+}
+
+// has reports whether the object has key.
+func (o *object) has(key string) bool {
+	return slices.ContainsFunc(o.fields, func(f Field) bool { return f.Key == key })
+}
+
+// merge sets each extra field: one with a built key replaces its value
+// where it stands, others are appended.
+func (o *object) merge(extra []Field) {
+	for _, x := range extra {
+		if i := slices.IndexFunc(o.fields, func(f Field) bool { return f.Key == x.Key }); i >= 0 {
+			o.fields[i].Value = x.Value
 		} else {
-			fields = append(fields, x)
+			o.fields = append(o.fields, x)
 		}
 	}
-	if in.Streaming && in.IncludeUsage && !slices.ContainsFunc(fields, func(f Field) bool { return f.Key == "stream_options" }) {
-		fields = append(fields, Field{"stream_options", json.RawMessage(`{"include_usage":true}`)})
+}
+
+// bytes is the object's JSON.
+func (o *object) bytes() ([]byte, error) {
+	if o.err != nil {
+		return nil, o.err
 	}
+	return encodeObject(o.fields), nil
+}
+
+// encodeObject writes fields as one JSON object.
+func encodeObject(fields []Field) []byte {
 	b := []byte{'{'}
 	for i, f := range fields {
 		if i > 0 {
@@ -144,7 +280,7 @@ func (k Kind) Body(in Input) ([]byte, error) {
 		key, _ := json.Marshal(f.Key)
 		b = append(append(append(b, key...), ':'), f.Value...)
 	}
-	return append(b, '}'), nil
+	return append(b, '}')
 }
 
 // ParseExtraInputs turns --extra-inputs values into payload fields, in the
@@ -210,152 +346,4 @@ func objectMembers(data []byte) ([]Field, error) {
 		return nil, errors.New("text after the JSON object")
 	}
 	return out, nil
-}
-
-// Chunk is what one response (or one stream event) carried.
-type Chunk struct {
-	// Text and Reasoning are nil when empty. From a Decoder, they are
-	// valid until its next call.
-	Text      []byte
-	Reasoning []byte
-	Usage     *record.Usage
-	// Choices is the number of entries in "choices"; a usage-only chunk has none.
-	Choices int
-	// FinishReason is the first non-empty finish_reason of the choices: the
-	// server's own word that generation ended ("stop", "length", …).
-	FinishReason string
-	// Done marks the stream's [DONE] sentinel.
-	Done bool
-}
-
-// HasContent reports whether the chunk carried text or reasoning text.
-func (c *Chunk) HasContent() bool { return len(c.Text) > 0 || len(c.Reasoning) > 0 }
-
-// ServerError is an error object the server sent in place of a response.
-type ServerError struct {
-	Code    int
-	Message string
-}
-
-func (e *ServerError) Error() string {
-	if e.Code != 0 {
-		return fmt.Sprintf("server error %d: %s", e.Code, e.Message)
-	}
-	return "server error: " + e.Message
-}
-
-var doneSentinel = []byte("[DONE]")
-
-type usageJSON struct {
-	PromptTokens            int `json:"prompt_tokens"`
-	CompletionTokens        int `json:"completion_tokens"`
-	TotalTokens             int `json:"total_tokens"`
-	CompletionTokensDetails *struct {
-		ReasoningTokens *int `json:"reasoning_tokens"`
-	} `json:"completion_tokens_details"`
-}
-
-type textJSON struct {
-	Content          string `json:"content"`
-	ReasoningContent string `json:"reasoning_content"`
-	Reasoning        string `json:"reasoning"`
-}
-
-type responseJSON struct {
-	Choices []struct {
-		Text         string   `json:"text"`
-		Delta        textJSON `json:"delta"`
-		Message      textJSON `json:"message"`
-		FinishReason *string  `json:"finish_reason"`
-	} `json:"choices"`
-	Usage   *usageJSON      `json:"usage"`
-	Error   json.RawMessage `json:"error"`
-	Object  string          `json:"object"`
-	Message string          `json:"message"`
-	Code    int             `json:"code"`
-}
-
-// ParseChunk reads the data of one stream event with a new Decoder.
-func (k Kind) ParseChunk(data []byte) (Chunk, error) { return k.NewDecoder().Chunk(data) }
-
-// ParseResponse reads a whole non-streaming response body with a new
-// Decoder.
-func (k Kind) ParseResponse(body []byte) (Chunk, error) { return k.NewDecoder().Response(body) }
-
-// parse reads data with encoding/json: the reference the Decoder's fast
-// path must agree with, and the reader of every unusual shape.
-func (k Kind) parse(data []byte, streaming bool) (Chunk, error) {
-	var r responseJSON
-	if err := json.Unmarshal(data, &r); err != nil {
-		return Chunk{}, fmt.Errorf("parse %s response %q: %w", k, clip(data), err)
-	}
-	if err := serverError(r); err != nil {
-		return Chunk{}, err
-	}
-	c := Chunk{Choices: len(r.Choices)}
-	for _, ch := range r.Choices {
-		if ch.FinishReason != nil && *ch.FinishReason != "" && c.FinishReason == "" {
-			c.FinishReason = *ch.FinishReason
-		}
-		switch {
-		case k == Completions:
-			c.Text = appendNonEmpty(c.Text, ch.Text)
-		case streaming:
-			c.Text = appendNonEmpty(c.Text, ch.Delta.Content)
-			c.Reasoning = appendNonEmpty(appendNonEmpty(c.Reasoning, ch.Delta.ReasoningContent), ch.Delta.Reasoning)
-		default:
-			c.Text = appendNonEmpty(c.Text, ch.Message.Content)
-			c.Reasoning = appendNonEmpty(appendNonEmpty(c.Reasoning, ch.Message.ReasoningContent), ch.Message.Reasoning)
-		}
-	}
-	if u := r.Usage; u != nil {
-		c.Usage = &record.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
-		if d := u.CompletionTokensDetails; d != nil && d.ReasoningTokens != nil {
-			c.Usage.ReasoningTokens, c.Usage.HasReasoning = *d.ReasoningTokens, true
-		}
-	}
-	return c, nil
-}
-
-// appendNonEmpty appends s to b, leaving a nil b nil when s is empty.
-func appendNonEmpty(b []byte, s string) []byte {
-	if s == "" {
-		return b
-	}
-	return append(b, s...)
-}
-
-// serverError recognises OpenAI's {"error": {...}} and vLLM's {"object": "error", ...}.
-func serverError(r responseJSON) error {
-	if len(r.Error) > 0 && !bytes.Equal(r.Error, []byte("null")) {
-		var obj struct {
-			Message string `json:"message"`
-			Code    any    `json:"code"`
-		}
-		if err := json.Unmarshal(r.Error, &obj); err != nil || obj.Message == "" {
-			return &ServerError{Message: string(clip(r.Error))}
-		}
-		se := &ServerError{Message: obj.Message}
-		if f, ok := obj.Code.(float64); ok {
-			se.Code = int(f)
-		}
-		return se
-	}
-	if r.Object == "error" {
-		return &ServerError{Code: r.Code, Message: r.Message}
-	}
-	return nil
-}
-
-// IsServerError reports whether err is a *ServerError.
-func IsServerError(err error) bool {
-	var se *ServerError
-	return errors.As(err, &se)
-}
-
-func clip(b []byte) []byte {
-	if len(b) > 200 {
-		return append(b[:200:200], "…"...)
-	}
-	return b
 }

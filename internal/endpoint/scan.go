@@ -86,6 +86,9 @@ func (d *Decoder) scanMessage(s *scanner, use bool) bool {
 	sawReasoning := false
 	return s.fields(textKeys, func(i int) bool {
 		if !use {
+			if i == 3 {
+				return s.null()
+			}
 			return s.checkStr()
 		}
 		var ok bool
@@ -99,9 +102,11 @@ func (d *Decoder) scanMessage(s *scanner, use bool) bool {
 			if ok {
 				d.reasoning, _, ok = s.str(d.reasoning)
 			}
-		default:
+		case 2:
 			sawReasoning = true
 			d.reasoning, _, ok = s.str(d.reasoning)
+		default: // tool calls are left to encoding/json
+			ok = s.null()
 		}
 		return ok
 	})

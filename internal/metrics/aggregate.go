@@ -27,6 +27,9 @@ type Aggregator struct {
 	good                   int
 	goodput                bool
 	hasUsage, hasReasoning bool
+	// noOutputTokens, noInputTokens: the API type makes or takes no
+	// text (ForTokens), so the run's token totals are absent.
+	noOutputTokens, noInputTokens bool
 	totalISL, totalOSL     float64
 	totalOutput            float64
 	totalReasoning         float64
@@ -69,6 +72,23 @@ func NewAggregator(goodput bool) *Aggregator {
 	return a
 }
 
+// orZero is x, or 0 for an absent (NaN) value.
+func orZero(x float64) float64 {
+	if math.IsNaN(x) {
+		return 0
+	}
+	return x
+}
+
+// ForTokens tells a which token totals the API type has: none of output
+// (embeddings, rankings, images) or of input when it makes or takes no
+// text. It returns a.
+func (a *Aggregator) ForTokens(output, input bool) *Aggregator {
+	a.noOutputTokens, a.noInputTokens = !output, !input
+	a.extra.sweep.noTokens = !output || !input
+	return a
+}
+
 // Add accumulates one record and its computed values.
 func (a *Aggregator) Add(r *record.Record, v *Values) {
 	a.minStart = min(a.minStart, v.StartWall)
@@ -86,23 +106,23 @@ func (a *Aggregator) Add(r *record.Record, v *Values) {
 	}
 	if !r.Valid() {
 		a.errors++
-		a.totalErrorISL += v.V[ErrorISL]
+		a.totalErrorISL += orZero(v.V[ErrorISL])
 		a.errorCounts[*r.Err]++
 		return
 	}
 	a.valid++
-	a.totalISL += v.V[InputSequenceLength]
-	a.totalOSL += v.V[OutputSequenceLength]
-	a.totalOutput += v.V[OutputTokenCount]
+	a.totalISL += orZero(v.V[InputSequenceLength])
+	a.totalOSL += orZero(v.V[OutputSequenceLength])
+	a.totalOutput += orZero(v.V[OutputTokenCount])
 	if !math.IsNaN(v.V[ReasoningTokenCount]) {
 		a.hasReasoning = true
 		a.totalReasoning += v.V[ReasoningTokenCount]
 	}
 	if r.Usage != nil {
 		a.hasUsage = true
-		a.usagePrompt += v.V[UsagePromptTokens]
-		a.usageCompletion += v.V[UsageCompletionTokens]
-		a.usageTotal += v.V[UsageTotalTokens]
+		a.usagePrompt += orZero(v.V[UsagePromptTokens])
+		a.usageCompletion += orZero(v.V[UsageCompletionTokens])
+		a.usageTotal += orZero(v.V[UsageTotalTokens])
 	}
 	if v.UsageDiscrepancy {
 		a.usageDiscrepancies++
@@ -222,7 +242,9 @@ func (a *Aggregator) Results() Results {
 	scalar(DefRequestCount, float64(a.valid))
 	if a.errors > 0 {
 		scalar(DefErrorRequestCount, float64(a.errors))
-		scalar(DefTotalErrorISL, a.totalErrorISL)
+		if !a.noInputTokens {
+			scalar(DefTotalErrorISL, a.totalErrorISL)
+		}
 	}
 	if a.goodput {
 		scalar(DefGoodRequestCount, float64(a.good))
@@ -251,19 +273,29 @@ func (a *Aggregator) Results() Results {
 			// goodput = good_request_count / benchmark_duration
 			scalar(DefGoodput, float64(a.good)/out.DurationSec)
 		}
-		scalar(DefOutputTokenThroughput, a.totalOSL/out.DurationSec)
-		scalar(DefTotalTokenThroughput, (a.totalISL+a.totalOSL)/out.DurationSec)
+		if !a.noOutputTokens {
+			scalar(DefOutputTokenThroughput, a.totalOSL/out.DurationSec)
+			if !a.noInputTokens {
+				scalar(DefTotalTokenThroughput, (a.totalISL+a.totalOSL)/out.DurationSec)
+			}
+		}
 	}
-	scalar(DefTotalOutputTokens, a.totalOutput)
-	if a.hasReasoning {
-		scalar(DefTotalReasoningTokens, a.totalReasoning)
+	if !a.noOutputTokens {
+		scalar(DefTotalOutputTokens, a.totalOutput)
+		if a.hasReasoning {
+			scalar(DefTotalReasoningTokens, a.totalReasoning)
+		}
+		scalar(DefTotalOSL, a.totalOSL)
 	}
-	scalar(DefTotalOSL, a.totalOSL)
-	scalar(DefTotalISL, a.totalISL)
+	if !a.noInputTokens {
+		scalar(DefTotalISL, a.totalISL)
+	}
 	if a.hasUsage {
 		scalar(DefTotalUsagePrompt, a.usagePrompt)
-		scalar(DefTotalUsageCompletion, a.usageCompletion)
-		scalar(DefTotalUsageTotal, a.usageTotal)
+		if !a.noOutputTokens {
+			scalar(DefTotalUsageCompletion, a.usageCompletion)
+			scalar(DefTotalUsageTotal, a.usageTotal)
+		}
 		scalar(DefUsageDiscrepancy, float64(a.usageDiscrepancies))
 	}
 	if a.values[OSLMismatchDiffPct].n > 0 {

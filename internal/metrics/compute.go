@@ -24,6 +24,10 @@ type Options struct {
 	OSLMismatchMaxTokens float64
 	// SLOs are --goodput's objectives; none: no goodput metrics.
 	SLOs []SLO
+	// NoOutputTokens and NoInputTokens: the API type produces no text
+	// (embeddings, rankings, images) or takes none (image retrieval), so
+	// the token metrics of that side are absent, not zero.
+	NoOutputTokens, NoInputTokens bool
 }
 
 // DefaultOptions are AIPerf's defaults.
@@ -79,6 +83,9 @@ func Compute(r *record.Record, tok Counter, clock record.Clock, opts Options) Va
 	if opts.UseServerTokenCount && r.Usage != nil {
 		isl = float64(r.Usage.PromptTokens)
 	}
+	if opts.NoInputTokens {
+		isl = math.NaN()
+	}
 	if !r.Valid() {
 		v.V[ErrorISL] = isl
 		v.EndWall = clock.Wall(r.EndPerf)
@@ -108,6 +115,12 @@ func Compute(r *record.Record, tok Counter, clock record.Clock, opts Options) Va
 				v.V[TimeToFirstTokenFromSchedule] = ms(r.ResponsePerfs[0] - due)
 			}
 		}
+	}
+
+	media(r, &v, latencyNs)
+	if opts.NoOutputTokens {
+		noOutputTokens(r, &v, opts)
+		return v
 	}
 
 	var outputTokens, reasoningTokens float64
@@ -202,6 +215,53 @@ func Compute(r *record.Record, tok Counter, clock record.Clock, opts Options) Va
 	}
 	serverTimes(r, &v)
 	return v
+}
+
+// media computes the metrics of the images, audio and video a request
+// sent or made: num_images, image_throughput = num_images /
+// request_latency_s, image_latency = request_latency_ms / num_images;
+// audio_duration (s) and rtfx = audio_duration / request_latency_s (how
+// many times faster than real time); a video job's server figures.
+func media(r *record.Record, v *Values, latencyNs int64) {
+	latencyMs := float64(latencyNs) / nsPerMs
+	if n := float64(r.InputImages); n > 0 {
+		v.V[NumImages] = n
+		if latencyNs > 0 {
+			v.V[ImageThroughput] = n / (latencyMs / 1e3)
+			v.V[ImageLatency] = latencyMs / n
+		}
+	}
+	if d := r.InputAudioSeconds; d > 0 {
+		v.V[AudioDuration] = d
+		if latencyNs > 0 {
+			v.V[RTFx] = d / (latencyMs / 1e3)
+		}
+	}
+	if vid := r.Video; vid != nil {
+		v.V[VideoInferenceTime] = vid.InferenceSeconds * 1e3 // NaN stays NaN
+		v.V[VideoPeakMemory] = vid.PeakMemoryMB
+	}
+}
+
+// noOutputTokens finishes a record of a type that makes no text: the
+// metrics every type has (HTTP phases, usage prompt tokens, goodput,
+// server timings) and none of the output-token ones.
+func noOutputTokens(r *record.Record, v *Values, opts Options) {
+	if u := r.Usage; u != nil {
+		v.V[UsagePromptTokens] = float64(u.PromptTokens)
+		if isl := v.V[InputSequenceLength]; isl > 0 {
+			v.V[UsagePromptTokensDiffPct] = math.Abs((float64(u.PromptTokens)-isl)/isl) * 100
+			v.UsageDiscrepancy = v.V[UsagePromptTokensDiffPct] > opts.UsageDiffThresholdPct
+		}
+	}
+	computeHTTP(v, &r.Trace)
+	if len(opts.SLOs) > 0 {
+		v.Good = true
+		for _, s := range opts.SLOs {
+			v.Good = v.Good && s.Met(v)
+		}
+	}
+	serverTimes(r, v)
 }
 
 // computeHTTP derives k6-style HTTP phases from the trace. Go's GetConn to

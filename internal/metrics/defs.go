@@ -102,6 +102,16 @@ const (
 	HTTPReqDataReceived
 	HTTPReqChunksSent
 	HTTPReqChunksReceived
+	// Media metrics: the images and audio a request sent (AIPerf's
+	// SUPPORTS_IMAGE_ONLY and SUPPORTS_AUDIO_ONLY) and a video job's
+	// server figures (PRODUCES_VIDEO_ONLY).
+	NumImages
+	ImageThroughput
+	ImageLatency
+	AudioDuration
+	RTFx
+	VideoInferenceTime
+	VideoPeakMemory
 	// llmbench's own, on the client's timing (README): how late each
 	// request went out, and latencies measured from when it was due.
 	ScheduleLateness
@@ -161,6 +171,13 @@ var RecordDefs = [numRecordMetrics]Def{
 	HTTPReqDataReceived:          {"http_req_data_received", "HTTP Data Received", "KB", Record, HTTPTraceOnly | NoConsole},
 	HTTPReqChunksSent:            {"http_req_chunks_sent", "HTTP Chunks Sent", "count", Record, HTTPTraceOnly | NoConsole},
 	HTTPReqChunksReceived:        {"http_req_chunks_received", "HTTP Chunks Received", "count", Record, HTTPTraceOnly | NoConsole},
+	NumImages:                    {"num_images", "Number of Images", "images", Record, NoConsole},
+	ImageThroughput:              {"image_throughput", "Image Throughput", "images/sec", Record, LargerIsBetter},
+	ImageLatency:                 {"image_latency", "Image Latency", "ms/image", Record, 0},
+	AudioDuration:                {"audio_duration", "Audio Duration", "sec", Record, NoConsole},
+	RTFx:                         {"rtfx", "RTFx", "x", Record, LargerIsBetter},
+	VideoInferenceTime:           {"video_inference_time", "Video Inference Time", "ms", Record, 0},
+	VideoPeakMemory:              {"video_peak_memory", "Video Peak Memory", "MB", Record, 0},
 	ScheduleLateness:             {"schedule_lateness", "Schedule Lateness", "ms", Record, NoConsole | Own},
 	TimeToFirstTokenFromSchedule: {"time_to_first_token_from_schedule", "Time to First Token From Schedule", "ms", Record, StreamingOnly | ProducesTokensOnly | NoConsole | Own},
 	RequestLatencyFromSchedule:   {"request_latency_from_schedule", "Request Latency From Schedule", "ms", Record, NoConsole | Own},

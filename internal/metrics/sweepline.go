@@ -56,6 +56,9 @@ type sweep struct {
 	iclN     int
 	iclLimit int
 	iclOff   bool
+	// noTokens: the API type makes or takes no text, so only the
+	// concurrency curve has a meaning (Aggregator.ForTokens).
+	noTokens bool
 	// idx is what results derives from recs and keeps for the next
 	// window (a time slice); add drops it.
 	idx *sweepIndex
@@ -634,9 +637,12 @@ func (s *sweep) results(w0, w1 int64) []Result {
 		size = max(size, x.segmentsAtMost(w0, w1, ids...))
 	}
 	segs := make([]segment, 0, size)
-	out := make([]Result, len(ms))
-	for i, m := range ms {
-		out[i] = Result{Def: m.def, Dist: x.timeWeighted(m.num, m.den, m.mask, w0, w1, &segs).summary(m.scale)}
+	out := make([]Result, 0, len(ms))
+	for _, m := range ms {
+		if s.noTokens && m.def != DefEffectiveConcurrency {
+			continue // a token rate of an API type without tokens
+		}
+		out = append(out, Result{Def: m.def, Dist: x.timeWeighted(m.num, m.den, m.mask, w0, w1, &segs).summary(m.scale)})
 	}
 	return out
 }

@@ -99,7 +99,7 @@ func TestAbortCounted(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.TTFT, cfg.ITL = 0, 20*time.Millisecond
 	_, url := start(t, cfg)
-	c := client.New(client.Options{URL: url + endpoint.Chat.Path(), Kind: endpoint.Chat, Streaming: true, Timeout: 10 * time.Second, MaxConns: 2, Clock: record.NewClock()})
+	c := client.New(client.Options{URL: url + endpoint.Chat.Path(true), Kind: endpoint.Chat, Streaming: true, Timeout: 10 * time.Second, MaxConns: 2, Clock: record.NewClock()})
 	defer c.Close()
 	rec := &record.Record{}
 	c.DoCancelAfter(context.Background(), rec, body(t, endpoint.Chat, "hello there", 100, true), 100*time.Millisecond)

@@ -48,7 +48,7 @@ func body(t *testing.T, kind endpoint.Kind, prompt string, maxTokens int, stream
 
 func do(t *testing.T, url string, kind endpoint.Kind, stream bool, payload []byte) *record.Record {
 	t.Helper()
-	c := client.New(client.Options{URL: url + kind.Path(), Kind: kind, Streaming: stream, Timeout: 10 * time.Second, MaxConns: 8, Clock: record.NewClock()})
+	c := client.New(client.Options{URL: url + kind.Path(stream), Kind: kind, Streaming: stream, Timeout: 10 * time.Second, MaxConns: 8, Clock: record.NewClock()})
 	defer c.Close()
 	rec := &record.Record{}
 	c.Do(context.Background(), rec, payload)

@@ -129,6 +129,14 @@ type ServerTimings struct {
 	Rejected int
 }
 
+// Video is a video generation job's figures by the server's account
+// (SGLang's); a figure not given is NaN.
+type Video struct {
+	ID               string
+	InferenceSeconds float64
+	PeakMemoryMB     float64
+}
+
 // Record is everything measured about one request.
 type Record struct {
 	// SessionNum is the request's index across the whole run, warm-up first.
@@ -165,6 +173,15 @@ type Record struct {
 	OutputText    string
 	ReasoningText string
 	Usage         *Usage
+	// Items counts what a non-text answer carried: embedding vectors,
+	// ranking scores, generated images.
+	Items int
+	// InputImages is the number of images the request sent;
+	// InputAudioSeconds the length of the audio it sent.
+	InputImages       int
+	InputAudioSeconds float64
+	// Video is what a video job's server reported, nil for other types.
+	Video *Video
 
 	Trace     HTTPTrace
 	Streaming bool
