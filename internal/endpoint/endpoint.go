@@ -134,17 +134,6 @@ func Kinds() []Kind {
 		SolidoRAG, Raw, Template, AudioTranscription}
 }
 
-// Type is k's implementation; nil for an unknown kind.
-func (k Kind) Type() Type {
-	switch k {
-	case Chat:
-		return chatType{}
-	case Completions:
-		return completionsType{}
-	}
-	return nil
-}
-
 // Parse returns the Kind named s.
 func Parse(s string) (Kind, error) {
 	if k := Kind(s); k.Type() != nil {

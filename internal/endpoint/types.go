@@ -1,0 +1,13 @@
+package endpoint
+
+// Type is k's implementation; nil for an unknown kind. Each type is one
+// file of this package; adding one is a case here.
+func (k Kind) Type() Type {
+	switch k {
+	case Chat:
+		return chatType{}
+	case Completions:
+		return completionsType{}
+	}
+	return nil
+}
