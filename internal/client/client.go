@@ -518,6 +518,11 @@ func (c *Client) readStream(a attempt, rec *record.Record, rr *responseReader) {
 			return
 		}
 		if ch.Done {
+			// A type's last event may carry the usage (Responses'
+			// response.completed); [DONE] carries nothing.
+			if ch.Usage != nil {
+				rec.Usage = ch.Usage
+			}
 			done = true
 			break
 		}

@@ -181,6 +181,9 @@ type Input struct {
 	Passages []string
 	// Images, Audios and Videos are the turn's media, in order.
 	Images, Audios, Videos []MediaItem
+	// Payload is a body the dataset gives whole (raw_payload,
+	// inputs_json), for the raw type.
+	Payload []byte
 }
 
 // MediaItem is one image, audio clip or video of a request.
