@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/llmbench/llmbench/internal/config"
+	"github.com/llmbench/llmbench/internal/endpoint"
 	"github.com/llmbench/llmbench/internal/export"
 	"github.com/llmbench/llmbench/internal/metrics"
 	"github.com/llmbench/llmbench/internal/record"
@@ -45,6 +46,8 @@ func startCollector(records *export.RecordWriter, tok tokenizer.Tokenizer, clock
 	mopts.UseServerTokenCount = p.Tokenizer.UseServerTokenCount
 	mopts.SLOs = p.SLOs
 	mopts.OSLMismatchPct, mopts.OSLMismatchMaxTokens = p.OSLMismatchPct, p.OSLMismatchMaxTokens
+	caps := endpoint.Kind(p.Endpoint.Type).Caps()
+	mopts.NoOutputTokens, mopts.NoInputTokens = !caps.ProducesTokens, !caps.TokenizesInput
 	for range runtime.GOMAXPROCS(0) {
 		c.wg.Go(func() {
 			for r := range c.done {
@@ -64,13 +67,15 @@ func startCollector(records *export.RecordWriter, tok tokenizer.Tokenizer, clock
 // a merge's replaying shards' records).
 func newCollector(records *export.RecordWriter, p config.Profile, win *window, samples []string) *collector {
 	goodput := len(p.SLOs) > 0
-	c := &collector{done: make(chan *record.Record, 4096), records: records, agg: metrics.NewAggregator(goodput), verdict: newVerdictSamples(p.Endpoint.Streaming)}
+	caps := endpoint.Kind(p.Endpoint.Type).Caps()
+	c := &collector{done: make(chan *record.Record, 4096), records: records, verdict: newVerdictSamples(p.Endpoint.Streaming),
+		agg: metrics.NewAggregator(goodput).ForTokens(caps.ProducesTokens, caps.TokenizesInput)}
 	if len(samples) > 0 {
 		c.samples = newSampleKeeper(samples)
 	}
 	c.win = win
 	if width := int64(p.ServerMetrics.SliceSeconds * 1e9); width > 0 {
-		c.slices = &timeslices{origin: &win.profilingStart, width: width, goodput: goodput}
+		c.slices = &timeslices{origin: &win.profilingStart, width: width, goodput: goodput, caps: caps}
 	}
 	return c
 }

@@ -65,9 +65,11 @@ type inputs struct {
 	// (--model-selection-strategy: round_robin, the nth prompt the model
 	// n mod count; random, drawn from the seed).
 	turnModels [][]string
-	// inputsJSON holds every turn's body without history for its model:
-	// what inputs.json shows, and the body a first turn sends as it is.
-	inputsJSON []export.InputSession
+	// inputsJSON holds every turn's body without history for its model,
+	// as inputs.json shows it; firstBodies the body each conversation's
+	// first turn sends, built before the run.
+	inputsJSON  []export.InputSession
+	firstBodies [][]byte
 }
 
 // assignModels gives every prompt of the dataset its model.
@@ -167,6 +169,7 @@ func buildInputs(p config.Profile, seed uint64, corpus *dataset.Corpus) (*inputs
 	in.planNumbers = !dataset.MultiTurn(in.convs) && !(p.Shard.Sharded() && l.WarmupDuration > 0)
 	in.assignModels(p.Endpoint.ModelSelection, seed)
 	in.inputsJSON = make([]export.InputSession, len(in.convs))
+	in.firstBodies = make([][]byte, len(in.convs))
 	in.turnExtra = make([][][]endpoint.Field, len(in.convs))
 	for i, c := range in.convs {
 		s := export.InputSession{SessionID: c.ID}
@@ -188,9 +191,20 @@ func buildInputs(p config.Profile, seed uint64, corpus *dataset.Corpus) (*inputs
 			}
 			body, err := in.body(p, in.turnModels[i][k], i, k, nil)
 			if err != nil {
-				return nil, err
+				return nil, fmt.Errorf("conversation %s turn %d: %w", c.ID, k+1, err)
 			}
-			s.Payloads = append(s.Payloads, json.RawMessage(body))
+			if k == 0 {
+				in.firstBodies[i] = body
+			}
+			shown := json.RawMessage(body)
+			if in.kind.Caps().Multipart {
+				// inputs.json shows a form as JSON: its fields, and
+				// each file's name, type and size.
+				if shown, err = formJSON(body); err != nil {
+					return nil, fmt.Errorf("conversation %s turn %d: %w", c.ID, k+1, err)
+				}
+			}
+			s.Payloads = append(s.Payloads, shown)
 		}
 		in.inputsJSON[i] = s
 	}
@@ -258,14 +272,24 @@ func conversations(p config.Profile, seed uint64, corpus *dataset.Corpus) ([]dat
 		return convs, nil
 	}
 	c := in.Conversation
-	return dataset.Synthetic{
+	syn := dataset.Synthetic{
 		Conversations: in.NumDatasetEntries,
 		InputMean:     in.Prompt.InputTokens.Mean, InputStddev: in.Prompt.InputTokens.Stddev,
 		OutputMean: in.Prompt.OutputTokens.Mean, OutputStddev: in.Prompt.OutputTokens.Stddev,
 		TurnMean: c.TurnMean, TurnStddev: c.TurnStddev, DelayMean: c.DelayMean, DelayStddev: c.DelayStddev, DelayRatio: c.DelayRatio,
 		PrefixPool: in.PrefixPrompt.PoolSize, PrefixLength: in.PrefixPrompt.Length, SharedSystemLength: in.SharedSystemPrompt,
 		Seed: seed,
-	}.Generate(corpus)
+	}
+	switch caps := endpoint.Kind(p.Endpoint.Type).Caps(); caps.Input {
+	case endpoint.Texts:
+		syn.Batch = in.Media.PromptBatchSize
+	case endpoint.Ranking:
+		r := in.Media.Rankings
+		syn.Rankings = &dataset.Rankings{PassagesMean: r.PassagesMean, PassagesStddev: r.PassagesStddev,
+			PassageTokensMean: r.PassageTokensMean, PassageTokensStddev: r.PassageTokensStddev,
+			QueryTokensMean: r.QueryTokensMean, QueryTokensStddev: r.QueryTokensStddev}
+	}
+	return syn.Generate(corpus)
 }
 
 // schedule sets up the fixed schedule when the run replays timestamps:
@@ -352,6 +376,7 @@ func (in *inputs) body(p config.Profile, model string, i, k int, history []endpo
 	return in.kind.Body(endpoint.Input{
 		Model: model, Prompt: t.Text, System: c.System, History: history, MaxTokens: t.MaxTokens, Streaming: p.Endpoint.Streaming, Extra: extra,
 		LegacyMaxTokens: p.Endpoint.LegacyMaxTokens, IncludeUsage: p.Tokenizer.UseServerTokenCount || askUsageForTimings(p),
+		Texts: t.Texts, Query: t.Query, Passages: t.Passages, Images: t.Images, Audios: t.Audios,
 	})
 }
 

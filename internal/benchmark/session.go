@@ -90,13 +90,14 @@ func (q *requester) send(ctx context.Context, job schedule.Job) {
 		var body []byte
 		var err error
 		if t == 0 {
-			body = q.in.inputsJSON[ci].Payloads[0] // built once, before the run
+			body = q.in.firstBodies[ci] // built once, before the run
 		} else {
 			body, err = q.in.body(q.p, q.in.turnModels[ci][t], ci, t, history)
 		}
 		r := &record.Record{
 			SessionNum: int(n), ConversationID: conv.ID, CorrelationID: correlationID, TurnIndex: t, XRequestID: d.requestID, Phase: job.Phase,
 			InputTokens: historyTokens + turn.InputTokens, RequestedOutputTokens: turn.MaxTokens, Scheduled: scheduled,
+			InputImages: len(turn.Images), InputAudioSeconds: audioSeconds(turn.Audios),
 		}
 		if !due.IsZero() {
 			r.CreditIssuedPerf = q.clock.Perf(due)
@@ -127,6 +128,15 @@ func (q *requester) send(ctx context.Context, job schedule.Job) {
 			return
 		}
 	}
+}
+
+// audioSeconds is the length of the clips a request sends.
+func audioSeconds(clips []endpoint.MediaItem) float64 {
+	total := 0.0
+	for _, c := range clips {
+		total += c.Seconds
+	}
+	return total
 }
 
 // requestNumber is a request's session_num. A single-turn run numbers

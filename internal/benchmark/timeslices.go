@@ -3,6 +3,7 @@ package benchmark
 import (
 	"sync/atomic"
 
+	"github.com/llmbench/llmbench/internal/endpoint"
 	"github.com/llmbench/llmbench/internal/export"
 	"github.com/llmbench/llmbench/internal/metrics"
 	"github.com/llmbench/llmbench/internal/record"
@@ -17,14 +18,16 @@ type timeslices struct {
 	origin  *atomic.Int64
 	width   int64 // ns
 	goodput bool
-	aggs    []*metrics.Aggregator
+	// caps are the endpoint type's: which token metrics a slice has.
+	caps endpoint.Caps
+	aggs []*metrics.Aggregator
 }
 
 func (t *timeslices) add(r *record.Record, v *metrics.Values) {
 	i := int((v.StartWall - t.origin.Load()) / t.width)
 	i = max(i, 0) // a clock read a hair before the phase's own
 	for len(t.aggs) <= i {
-		t.aggs = append(t.aggs, metrics.NewAggregator(t.goodput).ForTimeslice())
+		t.aggs = append(t.aggs, metrics.NewAggregator(t.goodput).ForTimeslice().ForTokens(t.caps.ProducesTokens, t.caps.TokenizesInput))
 	}
 	t.aggs[i].Add(r, v)
 }

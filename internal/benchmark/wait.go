@@ -41,7 +41,7 @@ func waitForModel(ctx context.Context, p config.Profile, targets []target, in *i
 func waitForServer(ctx context.Context, p config.Profile, t target, in *inputs, log io.Writer) error {
 	e, baseURL := p.Endpoint, t.base
 	probe := client.New(client.Options{
-		URL: targetURL(p, baseURL, in.kind), Kind: in.kind, Timeout: max(e.WaitInterval, 5*time.Second),
+		URL: targetURL(p, baseURL, in.kind), Kind: in.kind, Streaming: e.Streaming, Timeout: max(e.WaitInterval, 5*time.Second),
 		APIKey: e.APIKey, Headers: e.Headers, User: t.user, MaxConns: 1, Clock: record.NewClock(), StdlibTransport: e.HTTPClient == config.HTTPClientStdlib,
 	})
 	defer probe.Close()
@@ -50,7 +50,7 @@ func waitForServer(ctx context.Context, p config.Profile, t target, in *inputs, 
 		probes = append(probes, func() error { return probeModels(ctx, probe, p, baseURL) })
 	}
 	if e.WaitMode == config.WaitInference || e.WaitMode == config.WaitBoth {
-		probes = append(probes, func() error { return probeInference(ctx, probe, p, in.kind) })
+		probes = append(probes, func() error { return probeInference(ctx, probe, p, in) })
 	}
 	start := time.Now()
 	var last error // the last answer the server gave, not the deadline's cut
@@ -102,9 +102,17 @@ func probeModels(ctx context.Context, probe *client.Client, p config.Profile, ba
 }
 
 // probeInference sends a one-token request for the first model and wants
-// a valid answer, as the run's requests are judged.
-func probeInference(ctx context.Context, probe *client.Client, p config.Profile, kind endpoint.Kind) error {
-	body, err := kind.Body(endpoint.Input{Model: p.Endpoint.ModelNames[0], Prompt: "ping", MaxTokens: 1, LegacyMaxTokens: p.Endpoint.LegacyMaxTokens})
+// a valid answer, as the run's requests are judged. Types whose requests
+// are more than a prompt (rankings, media, raw payloads) send the run's
+// first request instead.
+func probeInference(ctx context.Context, probe *client.Client, p config.Profile, in *inputs) error {
+	var body []byte
+	var err error
+	if in.kind.Caps().Input == endpoint.Conversation && in.kind.Caps().Media == 0 || len(in.firstBodies) == 0 {
+		body, err = in.kind.Body(endpoint.Input{Model: p.Endpoint.ModelNames[0], Prompt: "ping", MaxTokens: 1, Streaming: p.Endpoint.Streaming, LegacyMaxTokens: p.Endpoint.LegacyMaxTokens})
+	} else {
+		body = in.firstBodies[0]
+	}
 	if err != nil {
 		return err
 	}

@@ -166,6 +166,9 @@ type Input struct {
 	Conversation       Conversation `json:"conversation"`
 	PrefixPrompt       PrefixPrompt `json:"prefix_prompt"`
 	SharedSystemPrompt int          `json:"shared_system_prompt_length,omitempty"`
+	// Media are the images, audio and videos of synthetic requests and
+	// the inputs of non-chat types (media.go).
+	Media Media `json:"media"`
 }
 
 // Conversation shapes synthetic multi-turn sessions.
@@ -370,6 +373,7 @@ func Default() Profile {
 			CustomDatasetType: "mooncake_trace",
 			SamplingStrategy:  "sequential",
 			Conversation:      Conversation{TurnMean: 1, DelayRatio: 1},
+			Media:             defaultMedia(),
 		},
 		Loadgen: Loadgen{
 			RequestRateMode: RatePoisson,
@@ -470,6 +474,9 @@ func (p *Profile) Finish() error {
 	}
 	if e.Streaming && !kind.Caps().Streams {
 		return fmt.Errorf("--streaming: the %s endpoint type does not stream; drop --streaming", kind)
+	}
+	if err := p.finishMedia(kind); err != nil {
+		return err
 	}
 	if e.Mock && p.set["url"] {
 		return errors.New("--mock benchmarks the built-in simulated server; leave out --url, or drop --mock to benchmark the server at --url")

@@ -33,7 +33,7 @@ func BindFlags(fs *flag.FlagSet, p *Profile) *Flags {
 	f.vars((*listValue)(&e.ModelNames), "Model name(s) to benchmark; comma-separated or repeated (required).", "model", "m", "model-names")
 	f.vars((*stringValue)(&e.ModelSelection), "How a request's model is chosen among several: round_robin or random.", "model-selection-strategy")
 	f.vars((*stringValue)(&e.Custom), "Custom endpoint path that replaces the type's own (e.g. /v1/custom).", "endpoint", "custom-endpoint")
-	f.vars((*stringValue)(&e.Type), "Endpoint type: chat or completions.", "endpoint-type")
+	f.vars((*stringValue)(&e.Type), "Endpoint type: "+strings.Join(kindNames(), ", ")+".", "endpoint-type")
 	f.vars(boolValue{&e.Streaming}, "Use the streaming API (Server-Sent Events); needed for time to first token and inter-token latency.", "streaming")
 	f.vars(&urlList{list: &e.URLs}, "Base URL of the server (host:port or http://host:port); several (repeated or space-separated) share the load.", "url", "u")
 	f.vars((*stringValue)(&e.URLStrategy), "How a request's URL is chosen among several --url: round_robin.", "url-strategy")
@@ -42,6 +42,8 @@ func BindFlags(fs *flag.FlagSet, p *Profile) *Flags {
 	f.vars((*stringValue)(&e.WaitMode), "Readiness probe: models (GET /v1/models), inference (a one-token request) or both.", "wait-for-model-mode")
 	f.vars((*secondsValue)(&e.WaitInterval), "Seconds between readiness probes.", "wait-for-model-interval")
 	f.vars((*stringValue)(&e.APIKey), "API key sent as 'Authorization: Bearer <key>' (also "+EnvAPIKey+", which keeps it off the command line); never written to artifacts.", "api-key")
+	f.vars(boolValue{&p.Input.Media.DownloadVideoContent}, "video_generation: also download the finished video, inside the request's time.", "download-video-content")
+	f.vars((*stringValue)(&p.Input.Media.RequestContentType), "Body encoding, decided by the endpoint type (multipart/form-data for image_edit, video_generation and audio_transcription, else application/json): given, it must match.", "request-content-type")
 	f.vars(boolValue{&e.LegacyMaxTokens}, "Send chat's output limit as max_tokens instead of max_completion_tokens.", "use-legacy-max-tokens")
 	f.vars(boolValue{&p.Tokenizer.UseServerTokenCount}, "Use the server's usage token counts for ISL/OSL instead of the client tokenizer (streams then ask for usage with stream_options.include_usage).", "use-server-token-count")
 	f.vars((*stringValue)(&e.HTTPClient), "HTTP transport: lean (llmbench's HTTP/1.1, least client CPU) or net/http (Go's standard one; proxies always use it).", "http-client")
@@ -96,6 +98,8 @@ func BindFlags(fs *flag.FlagSet, p *Profile) *Flags {
 	f.section("Output Sequence Length (OSL)")
 	f.sweepVars((*floatValue)(&in.Prompt.OutputTokens.Mean), "Mean output length in tokens, sent as max_completion_tokens (chat) or max_tokens (0: not sent).", "output-tokens-mean", "prompt-output-tokens-mean", "osl")
 	f.sweepVars((*floatValue)(&in.Prompt.OutputTokens.Stddev), "Standard deviation of the output length.", "output-tokens-stddev", "prompt-output-tokens-stddev", "osl-stddev")
+
+	f.bindMediaFlags()
 
 	f.section("Load Generator")
 	f.sweepVars((*secondsValue)(&l.BenchmarkDuration), "Measure for this many seconds instead of a request count.", "benchmark-duration")

@@ -1,6 +1,10 @@
 package dataset
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/llmbench/llmbench/internal/endpoint"
+)
 
 // Conversation is one session of the dataset: its turns are sent one after
 // the other, each with the conversation so far (the earlier turns and the
@@ -37,6 +41,15 @@ type Turn struct {
 	// Extra is a JSON object shallow-merged into the request body, its
 	// keys winning over --extra-inputs; nil for none.
 	Extra json.RawMessage
+	// Texts, when set, are a batch's texts (--prompt-batch-size), Text
+	// the first; InputTokens counts them all.
+	Texts []string
+	// Query and Passages are a ranking request's, Text the query;
+	// InputTokens counts the query and every passage.
+	Query    string
+	Passages []string
+	// Images and Audios are the media the turn sends.
+	Images, Audios []endpoint.MediaItem
 	// Body, when not nil, is the request body itself, sent byte for byte
 	// (raw_payload, inputs_json): no body is built, so --model,
 	// --extra-inputs and the output length flags do not change it. Text

@@ -30,7 +30,20 @@ type Synthetic struct {
 	// SharedSystemLength, when set, is the length of one system message
 	// every conversation shares.
 	SharedSystemLength int
-	Seed               uint64
+	// Batch texts of the drawn length make each request (embeddings'
+	// --prompt-batch-size); 0 or 1: one.
+	Batch int
+	// Rankings, when set, makes ranking requests instead: a query and
+	// passages of drawn lengths.
+	Rankings *Rankings
+	Seed     uint64
+}
+
+// Rankings shapes synthetic ranking requests (AIPerf's --rankings-*).
+type Rankings struct {
+	PassagesMean, PassagesStddev           float64
+	PassageTokensMean, PassageTokensStddev float64
+	QueryTokensMean, QueryTokensStddev     float64
 }
 
 // Generate makes the dataset from the corpus: each turn a window of it of
@@ -62,11 +75,21 @@ func (s Synthetic) Generate(corpus *Corpus) ([]Conversation, error) {
 		for t := range turns {
 			var turn Turn
 			n := SampleLength(rng, s.InputMean, s.InputStddev)
-			if t == 0 && len(prefixes) > 0 {
+			switch {
+			case s.Rankings != nil:
+				turn = s.Rankings.turn(rng, corpus)
+			case s.Batch > 1:
+				for range s.Batch {
+					text, count := corpus.Text(rng, n)
+					turn.Texts = append(turn.Texts, text)
+					turn.InputTokens += count
+				}
+				turn.Text = turn.Texts[0]
+			case t == 0 && len(prefixes) > 0:
 				prefix := prefixes[rng.IntN(len(prefixes))]
 				tail, count := corpus.TextAfter(rng, prefix, s.PrefixLength+n)
 				turn.Text, turn.InputTokens = prefix+tail, count
-			} else {
+			default:
 				turn.Text, turn.InputTokens = corpus.Text(rng, n)
 			}
 			if s.OutputMean > 0 {
@@ -80,6 +103,21 @@ func (s Synthetic) Generate(corpus *Corpus) ([]Conversation, error) {
 		convs[i] = c
 	}
 	return convs, nil
+}
+
+// turn draws one ranking request: a query of the drawn length and the
+// drawn number of passages, each of its drawn length, every length exact
+// under the corpus' tokenizer.
+func (r *Rankings) turn(rng *rand.Rand, corpus *Corpus) Turn {
+	var t Turn
+	q, n := corpus.Text(rng, SampleLength(rng, r.QueryTokensMean, r.QueryTokensStddev))
+	t.Query, t.Text, t.InputTokens = q, q, n
+	for range SampleLength(rng, r.PassagesMean, r.PassagesStddev) {
+		p, k := corpus.Text(rng, SampleLength(rng, r.PassageTokensMean, r.PassageTokensStddev))
+		t.Passages = append(t.Passages, p)
+		t.InputTokens += k
+	}
+	return t
 }
 
 // SampleLength draws a token count from a normal distribution, rounded to

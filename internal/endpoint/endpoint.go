@@ -259,11 +259,11 @@ func (o *object) bytes() ([]byte, error) {
 	if o.err != nil {
 		return nil, o.err
 	}
-	return encodeObject(o.fields), nil
+	return EncodeObject(o.fields), nil
 }
 
-// encodeObject writes fields as one JSON object.
-func encodeObject(fields []Field) []byte {
+// EncodeObject writes fields as one JSON object.
+func EncodeObject(fields []Field) []byte {
 	b := []byte{'{'}
 	for i, f := range fields {
 		if i > 0 {
