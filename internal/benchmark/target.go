@@ -108,6 +108,7 @@ func newClient(p config.Profile, t target, kind endpoint.Kind, clock record.Cloc
 		StdlibTransport: p.Endpoint.HTTPClient == config.HTTPClientStdlib,
 		ServerTimings:   p.Endpoint.ServerTimings == config.ServerTimingsAuto,
 		ServerDates:     p.Shard.Sharded(),
+		DownloadVideo:   p.Input.Media.DownloadVideoContent,
 	})
 }
 

@@ -60,6 +60,11 @@ type Options struct {
 	// ServerDates reads each response's Date header into
 	// Record.ServerDate (a shard bounds its clock against the server's).
 	ServerDates bool
+	// VideoPoll is how often a video job's status is asked for (0: every
+	// 100 ms); DownloadVideo also downloads a finished video, inside the
+	// request's time (video.go).
+	VideoPoll     time.Duration
+	DownloadVideo bool
 }
 
 // Client sends requests. It is safe for concurrent use.
@@ -76,6 +81,8 @@ type Client struct {
 	// the last stream read: the next stream's record starts with room for
 	// as many, rather than growing its slices chunk by chunk.
 	lastChunks, lastText atomic.Int64
+	// video: answers are video jobs, followed to their end (video.go).
+	video bool
 }
 
 // responseReader is what reading one response needs: the API's decoder
@@ -157,7 +164,7 @@ func New(opts Options) *Client {
 		WriteBufferSize:     32 << 10,
 		ReadBufferSize:      32 << 10,
 	}
-	c := &Client{opts: opts, http: &http.Client{Transport: tr, CheckRedirect: checkRedirect}, header: h}
+	c := &Client{opts: opts, http: &http.Client{Transport: tr, CheckRedirect: checkRedirect}, header: h, video: caps.ProducesVideo}
 	if u, err := url.Parse(opts.URL); err == nil && !opts.StdlibTransport {
 		if t, ok := newH1Transport(u, h, tr.TLSClientConfig, tr.DialContext, tr.MaxIdleConnsPerHost); ok {
 			t.keepDate = opts.ServerDates
@@ -594,6 +601,10 @@ func (c *Client) readWhole(a attempt, rec *record.Record, body io.Reader, rr *re
 		return
 	}
 	rec.Items = ch.Items
+	if c.video {
+		c.pollVideo(a, rec, ch.Video, dec)
+		return
+	}
 	rec.EndPerf = now
 	rec.ResponsePerfs = append(rec.ResponsePerfs, now)
 	if len(ch.Text) > 0 {
