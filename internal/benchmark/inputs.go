@@ -129,6 +129,9 @@ func buildInputs(p config.Profile, seed uint64, corpus *dataset.Corpus) (*inputs
 	if err != nil {
 		return nil, err
 	}
+	if err := attachMedia(p, seed, convs); err != nil {
+		return nil, err
+	}
 	in := &inputs{kind: kind, models: p.Endpoint.ModelNames, extra: extra, convs: convs}
 	if err := in.schedule(p); err != nil {
 		return nil, err
