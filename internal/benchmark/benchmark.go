@@ -136,7 +136,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		_ = records.Close()
 		return nil, err
 	}
-	cl, closeClients := opts.Shared.newClients(p, targets, in.kind, clock)
+	cl, closeClients := opts.Shared.newClients(p, targets, in.kind, in.typ, clock)
 	defer closeClients()
 	shard, err := startShard(p, dir, opts.Version)
 	if err != nil {

@@ -27,7 +27,10 @@ import (
 // the dataset, the order it is sampled in, a fixed schedule when it is
 // replayed on its timestamps, and inputs.json's view of it.
 type inputs struct {
-	kind   endpoint.Kind
+	kind endpoint.Kind
+	// typ is kind's type as --extra-inputs configure it (a raw or
+	// template type's response_field); extra then holds what is sent.
+	typ    endpoint.Type
 	models []string
 	// extra is --extra-inputs parsed; turnExtra[i][k], when not nil, is
 	// that merged with conversation i's turn k's own extras.
@@ -125,6 +128,10 @@ func buildInputs(p config.Profile, seed uint64, corpus *dataset.Corpus) (*inputs
 	if err != nil {
 		return nil, err
 	}
+	typ, extra, err := endpoint.Configure(kind, extra)
+	if err != nil {
+		return nil, fmt.Errorf("--endpoint-type %s: %w", kind, err)
+	}
 	convs, err := conversations(p, seed, corpus)
 	if err != nil {
 		return nil, err
@@ -132,7 +139,7 @@ func buildInputs(p config.Profile, seed uint64, corpus *dataset.Corpus) (*inputs
 	if err := attachMedia(p, seed, convs); err != nil {
 		return nil, err
 	}
-	in := &inputs{kind: kind, models: p.Endpoint.ModelNames, extra: extra, convs: convs}
+	in := &inputs{kind: kind, typ: typ, models: p.Endpoint.ModelNames, extra: extra, convs: convs}
 	if err := in.schedule(p); err != nil {
 		return nil, err
 	}
@@ -188,6 +195,9 @@ func buildInputs(p config.Profile, seed uint64, corpus *dataset.Corpus) (*inputs
 				}
 				merged, err := endpoint.ParseExtraInputs(append(slices.Clip(p.Endpoint.ExtraInputs), string(t.Extra)))
 				if err != nil {
+					return nil, fmt.Errorf("conversation %s turn %d: extra: %w", c.ID, k+1, err)
+				}
+				if _, merged, err = endpoint.Configure(kind, merged); err != nil {
 					return nil, fmt.Errorf("conversation %s turn %d: extra: %w", c.ID, k+1, err)
 				}
 				in.turnExtra[i][k] = merged
@@ -376,7 +386,7 @@ func (in *inputs) body(p config.Profile, model string, i, k int, history []endpo
 	if in.turnExtra != nil && in.turnExtra[i] != nil && in.turnExtra[i][k] != nil {
 		extra = in.turnExtra[i][k]
 	}
-	return in.kind.Body(endpoint.Input{
+	return in.typ.Build(endpoint.Input{
 		Model: model, Prompt: t.Text, System: c.System, History: history, MaxTokens: t.MaxTokens, Streaming: p.Endpoint.Streaming, Extra: extra,
 		LegacyMaxTokens: p.Endpoint.LegacyMaxTokens, IncludeUsage: p.Tokenizer.UseServerTokenCount || askUsageForTimings(p),
 		Texts: t.Texts, Query: t.Query, Passages: t.Passages, Images: t.Images, Audios: t.Audios,

@@ -124,9 +124,9 @@ func (s *Shared) runClock() record.Clock {
 // newClients is newClients, with the clients (and their idle connections)
 // kept for the next run that sends the same way to the same servers; close
 // does nothing then.
-func (s *Shared) newClients(p config.Profile, targets []target, kind endpoint.Kind, clock record.Clock) (clients, func()) {
+func (s *Shared) newClients(p config.Profile, targets []target, kind endpoint.Kind, typ endpoint.Type, clock record.Clock) (clients, func()) {
 	if s == nil {
-		cs := newClients(p, targets, kind, clock)
+		cs := newClients(p, targets, kind, typ, clock)
 		return cs, cs.Close
 	}
 	if s.MaxConns > p.Loadgen.Concurrency {
@@ -134,14 +134,14 @@ func (s *Shared) newClients(p config.Profile, targets []target, kind endpoint.Ki
 	}
 	e := p.Endpoint
 	key := strings.Join([]string{
-		strings.Join(bases(targets), " "), kind.Path(p.Endpoint.Streaming), e.Custom, fmt.Sprint(e.Streaming, e.RequestTimeout, e.HTTPClient, e.ServerTimings, p.Loadgen.Concurrency),
+		strings.Join(bases(targets), " "), string(kind), strings.Join(e.ExtraInputs, "\n"), kind.Path(p.Endpoint.Streaming), e.Custom, fmt.Sprint(e.Streaming, e.RequestTimeout, e.HTTPClient, e.ServerTimings, p.Loadgen.Concurrency),
 		e.APIKey, strings.Join(e.Headers, "\n"),
 	}, "\x00")
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c, ok := s.clients[key]
 	if !ok {
-		c = &clientSet{newClients(p, targets, kind, clock)}
+		c = &clientSet{newClients(p, targets, kind, typ, clock)}
 		s.clients[key] = c
 	}
 	return c.cs, func() {}

@@ -97,13 +97,13 @@ func targetURL(p config.Profile, baseURL string, kind endpoint.Kind) string {
 }
 
 // newClient makes the HTTP client for one target.
-func newClient(p config.Profile, t target, kind endpoint.Kind, clock record.Clock) *client.Client {
+func newClient(p config.Profile, t target, kind endpoint.Kind, typ endpoint.Type, clock record.Clock) *client.Client {
 	maxConns := p.Loadgen.Concurrency
 	if maxConns == 0 {
 		maxConns = 256
 	}
 	return client.New(client.Options{
-		URL: targetURL(p, t.base, kind), Kind: kind, Streaming: p.Endpoint.Streaming, Timeout: p.Endpoint.RequestTimeout,
+		URL: targetURL(p, t.base, kind), Kind: kind, Type: typ, Streaming: p.Endpoint.Streaming, Timeout: p.Endpoint.RequestTimeout,
 		APIKey: p.Endpoint.APIKey, Headers: p.Endpoint.Headers, User: t.user, MaxConns: maxConns, Clock: clock,
 		StdlibTransport: p.Endpoint.HTTPClient == config.HTTPClientStdlib,
 		ServerTimings:   p.Endpoint.ServerTimings == config.ServerTimingsAuto,
@@ -118,10 +118,10 @@ func newClient(p config.Profile, t target, kind endpoint.Kind, clock record.Cloc
 // connection pool, as AIPerf applies connection reuse per URL.
 type clients []*client.Client
 
-func newClients(p config.Profile, targets []target, kind endpoint.Kind, clock record.Clock) clients {
+func newClients(p config.Profile, targets []target, kind endpoint.Kind, typ endpoint.Type, clock record.Clock) clients {
 	cs := make(clients, len(targets))
 	for i, t := range targets {
-		cs[i] = newClient(p, t, kind, clock)
+		cs[i] = newClient(p, t, kind, typ, clock)
 	}
 	return cs
 }

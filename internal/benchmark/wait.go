@@ -41,7 +41,7 @@ func waitForModel(ctx context.Context, p config.Profile, targets []target, in *i
 func waitForServer(ctx context.Context, p config.Profile, t target, in *inputs, log io.Writer) error {
 	e, baseURL := p.Endpoint, t.base
 	probe := client.New(client.Options{
-		URL: targetURL(p, baseURL, in.kind), Kind: in.kind, Streaming: e.Streaming, Timeout: max(e.WaitInterval, 5*time.Second),
+		URL: targetURL(p, baseURL, in.kind), Kind: in.kind, Type: in.typ, Streaming: e.Streaming, Timeout: max(e.WaitInterval, 5*time.Second),
 		APIKey: e.APIKey, Headers: e.Headers, User: t.user, MaxConns: 1, Clock: record.NewClock(), StdlibTransport: e.HTTPClient == config.HTTPClientStdlib,
 	})
 	defer probe.Close()
@@ -109,7 +109,7 @@ func probeInference(ctx context.Context, probe *client.Client, p config.Profile,
 	var body []byte
 	var err error
 	if in.kind.Caps().Input == endpoint.Conversation && in.kind.Caps().Media == 0 || len(in.firstBodies) == 0 {
-		body, err = in.kind.Body(endpoint.Input{Model: p.Endpoint.ModelNames[0], Prompt: "ping", MaxTokens: 1, Streaming: p.Endpoint.Streaming, LegacyMaxTokens: p.Endpoint.LegacyMaxTokens})
+		body, err = in.typ.Build(endpoint.Input{Model: p.Endpoint.ModelNames[0], Prompt: "ping", MaxTokens: 1, Streaming: p.Endpoint.Streaming, LegacyMaxTokens: p.Endpoint.LegacyMaxTokens})
 	} else {
 		body = in.firstBodies[0]
 	}

@@ -28,8 +28,11 @@ import (
 // Options configure a Client.
 type Options struct {
 	// URL is the full endpoint URL, e.g. http://127.0.0.1:8000/v1/chat/completions.
-	URL       string
-	Kind      endpoint.Kind
+	URL  string
+	Kind endpoint.Kind
+	// Type is Kind's type as the run configured it (endpoint.Configure);
+	// nil: Kind's own.
+	Type      endpoint.Type
 	Streaming bool
 	// Timeout bounds each request, from send to last byte.
 	Timeout time.Duration
@@ -112,9 +115,12 @@ var errCancelled = errors.New("request cancelled by the client")
 // New makes a Client with a connection pool sized for opts.MaxConns.
 func New(opts Options) *Client {
 	h := http.Header{}
+	if opts.Type == nil {
+		opts.Type = opts.Kind.Type()
+	}
 	caps := endpoint.Caps{}
-	if opts.Kind.Type() != nil {
-		caps = opts.Kind.Caps()
+	if opts.Type != nil {
+		caps = opts.Type.Caps()
 	}
 	h.Set("Content-Type", caps.ContentType())
 	if opts.Streaming {
@@ -172,7 +178,7 @@ func New(opts Options) *Client {
 		}
 	}
 	c.readers.New = func() any {
-		rr := &responseReader{dec: opts.Kind.NewDecoder()}
+		rr := &responseReader{dec: endpoint.NewDecoderFor(opts.Kind, opts.Type)}
 		rr.sse = sse.NewReader(&rr.head)
 		return rr
 	}
@@ -454,7 +460,7 @@ func (c *Client) invalidHeaders(a attempt, rec *record.Record, resp *http.Respon
 	case c.opts.Streaming && mt == "application/json":
 		// A server error object is still a server error, not a mismatch.
 		data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-		if _, err := c.opts.Kind.ParseResponse(data); err != nil && endpoint.IsServerError(err) {
+		if _, err := endpoint.NewDecoderFor(c.opts.Kind, c.opts.Type).Response(data); err != nil && endpoint.IsServerError(err) {
 			c.fail(a, rec, record.ErrServer, 0, err.Error())
 			return true
 		}

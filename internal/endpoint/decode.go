@@ -28,8 +28,12 @@ type Decoder struct {
 }
 
 // NewDecoder returns a Decoder for k.
-func (k Kind) NewDecoder() *Decoder {
-	return &Decoder{kind: k, typ: k.Type(), fast: k == Chat || k == Completions}
+func (k Kind) NewDecoder() *Decoder { return NewDecoderFor(k, k.Type()) }
+
+// NewDecoderFor returns a Decoder of kind k read by t, k's type as the
+// run configured it (Configure).
+func NewDecoderFor(k Kind, t Type) *Decoder {
+	return &Decoder{kind: k, typ: t, fast: k == Chat || k == Completions}
 }
 
 // Reset readies the Decoder for the next response.

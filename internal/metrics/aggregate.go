@@ -30,14 +30,14 @@ type Aggregator struct {
 	// noOutputTokens, noInputTokens: the API type makes or takes no
 	// text (ForTokens), so the run's token totals are absent.
 	noOutputTokens, noInputTokens bool
-	totalISL, totalOSL     float64
-	totalOutput            float64
-	totalReasoning         float64
-	totalErrorISL          float64
-	usagePrompt            float64
-	usageCompletion        float64
-	usageTotal             float64
-	errorCounts            map[record.Error]int
+	totalISL, totalOSL            float64
+	totalOutput                   float64
+	totalReasoning                float64
+	totalErrorISL                 float64
+	usagePrompt                   float64
+	usageCompletion               float64
+	usageTotal                    float64
+	errorCounts                   map[record.Error]int
 	// extra: AIPerf 0.12's run-level metrics (effective.go).
 	extra extraMetrics
 	// breakdown holds, for each record with server timings, where its
