@@ -231,9 +231,15 @@ type turnFields struct {
 	OutputLength *int            `json:"output_length"`
 	Extra        json.RawMessage `json:"extra"`
 	Type         string          `json:"type"`
+	// Image and Images, Audio and Audios: URLs, data: URIs or file paths
+	// (audio also AIPerf's "wav,<base64>").
+	Image  *string  `json:"image"`
+	Images []string `json:"images"`
+	Audio  *string  `json:"audio"`
+	Audios []string `json:"audios"`
 }
 
-const turnFieldNames = "text, texts, role, timestamp, delay, output_length, extra, type"
+const turnFieldNames = "text, texts, role, timestamp, delay, output_length, extra, type, image, images, audio, audios"
 
 // turn checks the fields and makes the Turn, its text counted.
 func (t *turnFields) turn(f *sourceFile, l sourceLine, c *Corpus) (Turn, error) {
@@ -245,13 +251,49 @@ func (t *turnFields) turn(f *sourceFile, l sourceLine, c *Corpus) (Turn, error) 
 		out.Text = *t.Text
 	default:
 		out.Text = strings.Join(t.Texts, "\n")
+		if len(t.Texts) > 1 {
+			out.Texts = t.Texts
+		}
 	}
-	if strings.TrimSpace(out.Text) == "" {
-		return out, f.errorf(l, "no text: every request needs a non-empty \"text\"")
+	if err := t.media(f, &out); err != nil {
+		return out, f.errorf(l, "%v", err)
+	}
+	if strings.TrimSpace(out.Text) == "" && len(out.Images)+len(out.Audios) == 0 {
+		return out, f.errorf(l, "no text: every request needs a non-empty \"text\" (or an image or audio)")
 	}
 	out.InputTokens = c.Count(out.Text)
 	err := requestFields{t.OutputLength, t.Timestamp, t.Delay, t.Extra}.apply(f, l, &out)
 	return out, err
+}
+
+// media reads the line's images and audio clips into out.
+func (t *turnFields) media(f *sourceFile, out *Turn) error {
+	if t.Image != nil && t.Images != nil || t.Audio != nil && t.Audios != nil {
+		return fmt.Errorf("give image or images (audio or audios), not both")
+	}
+	images, audios := t.Images, t.Audios
+	if t.Image != nil {
+		images = []string{*t.Image}
+	}
+	if t.Audio != nil {
+		audios = []string{*t.Audio}
+	}
+	dir := filepath.Dir(f.name)
+	for _, v := range images {
+		m, err := readImage(v, dir)
+		if err != nil {
+			return err
+		}
+		out.Images = append(out.Images, m)
+	}
+	for _, v := range audios {
+		m, err := readAudio(v, dir)
+		if err != nil {
+			return err
+		}
+		out.Audios = append(out.Audios, m)
+	}
+	return nil
 }
 
 // requestFields are the per-request settings every format shares.

@@ -192,7 +192,10 @@ func TestReadFileErrors(t *testing.T) {
 	}{
 		{"single_turn", "{\"text\":\"a\"}\n{\"text\": \"b\"\n", []string{":2:", "not valid JSON"}},
 		{"single_turn", `{"txt":"a"}`, []string{":1:", `unknown field "txt"`, "text, texts"}},
-		{"single_turn", `{"text":"a","image":"x.png"}`, []string{":1:", "image", "not supported"}},
+		{"single_turn", `{"text":"a","image":"x.png"}`, []string{":1:", "image", "x.png", "no such file"}},
+		{"single_turn", `{"text":"a","image":"data:image/png;base64,@@"}`, []string{":1:", "image", "illegal base64"}},
+		{"single_turn", `{"text":"a","audio":"wav,AAAA"}`, []string{":1:", "audio", "not a RIFF/WAVE file"}},
+		{"single_turn", `{"text":"a","image":"a","images":["b"]}`, []string{":1:", "not both"}},
 		{"single_turn", `{"text":"  "}`, []string{":1:", "non-empty"}},
 		{"single_turn", `{"text":"a","output_length":0}`, []string{":1:", "output_length 0"}},
 		{"single_turn", `{"text":"a","output_length":"ten"}`, []string{":1:", "output_length"}},

@@ -230,11 +230,23 @@ type object struct {
 
 // add appends key with v encoded (the first encoding error is kept).
 func (o *object) add(key string, v any) {
-	raw, err := json.Marshal(v)
+	raw, err := marshal(v)
 	if err != nil && o.err == nil {
 		o.err = fmt.Errorf("build %s body: %s: %w", o.kind, key, err)
 	}
 	o.fields = append(o.fields, Field{key, raw})
+}
+
+// marshal encodes v as JSON without escaping <, > and & (as AIPerf's
+// orjson writes them: a prompt's bytes stay what they are).
+func marshal(v any) (json.RawMessage, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // has reports whether the object has key.
