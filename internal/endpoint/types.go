@@ -8,6 +8,10 @@ func (k Kind) Type() Type {
 		return chatType{}
 	case Completions:
 		return completionsType{}
+	case Responses:
+		return responsesType{}
+	case Messages:
+		return messagesType{}
 	}
 	return nil
 }
