@@ -530,37 +530,34 @@ func (c *Client) readStream(a attempt, rec *record.Record, rr *responseReader) {
 			c.fail(a, rec, parseErrorType(err), 0, err.Error())
 			return
 		}
-		if ch.Done {
-			// A type's last event may carry the usage (Responses'
-			// response.completed); [DONE] carries nothing.
-			if ch.Usage != nil {
-				rec.Usage = ch.Usage
-			}
-			done = true
-			break
-		}
 		if ch.FinishReason != "" {
 			finish = ch.FinishReason
 		}
-		usageLast = ch.Usage != nil
+		if !ch.Done || ch.Usage != nil {
+			usageLast = ch.Usage != nil
+		}
 		if ch.Usage != nil {
 			rec.Usage = ch.Usage
 		}
-		if !ch.HasContent() || ch.FinishReason != "" {
-			if c.opts.ServerTimings {
-				rr.timings.read(nil, ev.Data)
-			}
-			if !ch.HasContent() {
-				continue
-			}
+		if c.opts.ServerTimings && !ch.Done && (!ch.HasContent() || ch.FinishReason != "") {
+			rr.timings.read(nil, ev.Data)
 		}
-		rec.ResponsePerfs = append(rec.ResponsePerfs, now)
-		if len(ch.Text) > 0 && rec.FirstOutputPerf == 0 {
-			rec.FirstOutputPerf = now
+		if ch.HasContent() {
+			rec.ResponsePerfs = append(rec.ResponsePerfs, now)
+			if len(ch.Text) > 0 && rec.FirstOutputPerf == 0 {
+				rec.FirstOutputPerf = now
+			}
+			text.Write(ch.Text)
+			reasoning.Write(ch.Reasoning)
+			rec.Items += ch.Items
 		}
-		text.Write(ch.Text)
-		reasoning.Write(ch.Reasoning)
-		rec.Items += ch.Items
+		if ch.Done {
+			// [DONE], or a type's last event, which may carry content
+			// and usage (an image's completed event, Responses'
+			// response.completed).
+			done = true
+			break
+		}
 	}
 	rec.EndPerf = clock.Now()
 	rec.Trace.LastByte = rec.EndPerf

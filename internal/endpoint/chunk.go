@@ -26,10 +26,17 @@ type Chunk struct {
 	Items int
 	// Video is a video job's state (ProducesVideo types).
 	Video *VideoJob
+	// Partial marks content that arrived but is not counted in Items: a
+	// partial image of a streamed image generation. It is a content
+	// arrival (time to first image) all the same.
+	Partial bool
 }
 
-// HasContent reports whether the chunk carried text or reasoning text.
-func (c *Chunk) HasContent() bool { return len(c.Text) > 0 || len(c.Reasoning) > 0 || c.Items > 0 }
+// HasContent reports whether the chunk carried content: text, reasoning
+// text, counted items or a partial item.
+func (c *Chunk) HasContent() bool {
+	return len(c.Text) > 0 || len(c.Reasoning) > 0 || c.Items > 0 || c.Partial
+}
 
 // ServerError is an error object the server sent in place of a response.
 type ServerError struct {

@@ -12,6 +12,14 @@ func (k Kind) Type() Type {
 		return responsesType{}
 	case Messages:
 		return messagesType{}
+	case ImageGeneration:
+		return imageGenType{}
+	case ImageEdit:
+		return imageEditType{}
+	case VideoGeneration:
+		return videoGenType{}
+	case AudioTranscription:
+		return audioTranscriptionType{}
 	}
 	return nil
 }
