@@ -8,6 +8,24 @@ func (k Kind) Type() Type {
 		return chatType{}
 	case Completions:
 		return completionsType{}
+	case Embeddings:
+		return embeddingsType{}
+	case ChatEmbeddings:
+		return chatEmbeddingsType{}
+	case NIMEmbeddings:
+		return nimEmbeddingsType{}
+	case CohereRankings:
+		return cohereRankingsType{}
+	case HFTEIRankings:
+		return hfTEIRankingsType{}
+	case NIMRankings:
+		return nimRankingsType{}
+	case HuggingFaceGenerate:
+		return huggingFaceGenerateType{}
+	case SolidoRAG:
+		return solidoRAGType{}
+	case ImageRetrieval:
+		return imageRetrievalType{}
 	case Responses:
 		return responsesType{}
 	case Messages:
