@@ -88,6 +88,13 @@ func TestParseChunk(t *testing.T) {
 		{"usage chunk", Chat, `{"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":7,"total_tokens":12,"completion_tokens_details":{"reasoning_tokens":2}}}`,
 			Chunk{Usage: &record.Usage{PromptTokens: 5, CompletionTokens: 7, TotalTokens: 12, ReasoningTokens: 2, HasReasoning: true}}, false},
 		{"completions", Completions, `{"choices":[{"text":"abc","index":0}]}`, Chunk{Text: []byte("abc"), Choices: 1}, false},
+		// Tool calls count as output text, as AIPerf counts them: the
+		// function's name when it comes, then its arguments' pieces.
+		{"chat tool call starts", Chat, `{"choices":[{"index":0,"delta":{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"get_weather","arguments":""}}]},"finish_reason":null}]}`,
+			Chunk{Text: []byte("get_weather"), Choices: 1}, false},
+		{"chat tool call arguments", Chat, `{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"city\": \"Par"}}]},"finish_reason":null}]}`,
+			Chunk{Text: []byte(`{"city": "Par`), Choices: 1}, false},
+		{"chat tool calls null", Chat, `{"choices":[{"index":0,"delta":{"content":"hi","tool_calls":null}}]}`, Chunk{Text: []byte("hi"), Choices: 1}, false},
 		{"garbage", Chat, `{"choices":[`, Chunk{}, true},
 		{"openai error", Chat, `{"error":{"message":"overloaded","code":503}}`, Chunk{}, true},
 		{"vllm error", Chat, `{"object":"error","message":"bad","code":400}`, Chunk{}, true},
@@ -106,6 +113,18 @@ func TestParseChunk(t *testing.T) {
 	_, err := Chat.ParseChunk([]byte(`{"error":{"message":"overloaded","code":503}}`))
 	if se, ok := err.(*ServerError); !ok || se.Code != 503 || se.Message != "overloaded" {
 		t.Fatalf("error = %#v, want ServerError 503 overloaded", err)
+	}
+}
+
+func TestParseResponseToolCalls(t *testing.T) {
+	body := `{"id":"c","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[` +
+		`{"id":"a","type":"function","function":{"name":"f","arguments":"{\"x\":1}"}},{"id":"b","type":"function","function":{"name":"g","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}`
+	got, err := Chat.ParseResponse([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got.Text) != `f{"x":1}g{}` || got.FinishReason != "tool_calls" || Chat.Type().Empty(got) != "" {
+		t.Fatalf("got %+v", got)
 	}
 }
 
