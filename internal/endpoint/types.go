@@ -38,6 +38,10 @@ func (k Kind) Type() Type {
 		return videoGenType{}
 	case AudioTranscription:
 		return audioTranscriptionType{}
+	case Raw:
+		return rawType{}
+	case Template:
+		return templateType{}
 	}
 	return nil
 }
