@@ -462,7 +462,7 @@ func mockServer(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "llmbench mock-server: %v\n", err)
 		return exitFailed
 	}
-	fmt.Fprintf(stderr, "llmbench mock-server: serving on %s (chat, completions, /v1/models, /health, /metrics); Ctrl-C to stop\n", url)
+	fmt.Fprintf(stderr, "llmbench mock-server: serving on %s (every endpoint type's path, /v1/models, /health, /metrics); Ctrl-C to stop\n", url)
 	if cfg.GPUs > 0 {
 		gpuURL, stopGPUs, err := srv.StartGPUs(ctx, fmt.Sprintf("%s:%d", *host, *gpuPort))
 		if err != nil {

@@ -389,7 +389,7 @@ func (in *inputs) body(p config.Profile, model string, i, k int, history []endpo
 	return in.typ.Build(endpoint.Input{
 		Model: model, Prompt: t.Text, System: c.System, History: history, MaxTokens: t.MaxTokens, Streaming: p.Endpoint.Streaming, Extra: extra,
 		LegacyMaxTokens: p.Endpoint.LegacyMaxTokens, IncludeUsage: p.Tokenizer.UseServerTokenCount || askUsageForTimings(p),
-		Texts: t.Texts, Query: t.Query, Passages: t.Passages, Images: t.Images, Audios: t.Audios,
+		Texts: t.Texts, Query: t.Query, Passages: t.Passages, Images: t.Images, Audios: t.Audios, Videos: t.Videos,
 	})
 }
 

@@ -59,7 +59,7 @@ var trueDefaults = map[string]string{
 // metavars name the value a flag takes; the rest are named by their type.
 var metavars = map[string]string{
 	"model": "MODEL", "url": "URL", "endpoint": "PATH", "api-key": "KEY",
-	"endpoint-type": "{" + strings.Join(kindNames(), ",") + "}", "model-selection-strategy": "{round_robin,random}",
+	"endpoint-type": "TYPE", "model-selection-strategy": "{round_robin,random}",
 	"url-strategy": "{round_robin}", "wait-for-model-mode": "{models,inference,both}",
 	"http-client": "{lean,net/http}", "server-timings": "{auto,off}",
 	"tokenizer": "NAME", "tokenizer-revision": "REVISION",

@@ -48,8 +48,8 @@ type Turn struct {
 	// InputTokens counts the query and every passage.
 	Query    string
 	Passages []string
-	// Images and Audios are the media the turn sends.
-	Images, Audios []endpoint.MediaItem
+	// Images, Audios and Videos are the media the turn sends.
+	Images, Audios, Videos []endpoint.MediaItem
 	// Body, when not nil, is the request body itself, sent byte for byte
 	// (raw_payload, inputs_json): no body is built, so --model,
 	// --extra-inputs and the output length flags do not change it. Text

@@ -237,9 +237,11 @@ type turnFields struct {
 	Images []string `json:"images"`
 	Audio  *string  `json:"audio"`
 	Audios []string `json:"audios"`
+	Video  *string  `json:"video"`
+	Videos []string `json:"videos"`
 }
 
-const turnFieldNames = "text, texts, role, timestamp, delay, output_length, extra, type, image, images, audio, audios"
+const turnFieldNames = "text, texts, role, timestamp, delay, output_length, extra, type, image, images, audio, audios, video, videos"
 
 // turn checks the fields and makes the Turn, its text counted.
 func (t *turnFields) turn(f *sourceFile, l sourceLine, c *Corpus) (Turn, error) {
@@ -258,7 +260,7 @@ func (t *turnFields) turn(f *sourceFile, l sourceLine, c *Corpus) (Turn, error) 
 	if err := t.media(f, &out); err != nil {
 		return out, f.errorf(l, "%v", err)
 	}
-	if strings.TrimSpace(out.Text) == "" && len(out.Images)+len(out.Audios) == 0 {
+	if strings.TrimSpace(out.Text) == "" && len(out.Images)+len(out.Audios)+len(out.Videos) == 0 {
 		return out, f.errorf(l, "no text: every request needs a non-empty \"text\" (or an image or audio)")
 	}
 	out.InputTokens = c.Count(out.Text)
@@ -268,10 +270,13 @@ func (t *turnFields) turn(f *sourceFile, l sourceLine, c *Corpus) (Turn, error) 
 
 // media reads the line's images and audio clips into out.
 func (t *turnFields) media(f *sourceFile, out *Turn) error {
-	if t.Image != nil && t.Images != nil || t.Audio != nil && t.Audios != nil {
-		return fmt.Errorf("give image or images (audio or audios), not both")
+	if t.Image != nil && t.Images != nil || t.Audio != nil && t.Audios != nil || t.Video != nil && t.Videos != nil {
+		return fmt.Errorf("give image or images (audio or audios, video or videos), not both")
 	}
-	images, audios := t.Images, t.Audios
+	images, audios, videos := t.Images, t.Audios, t.Videos
+	if t.Video != nil {
+		videos = []string{*t.Video}
+	}
 	if t.Image != nil {
 		images = []string{*t.Image}
 	}
@@ -292,6 +297,13 @@ func (t *turnFields) media(f *sourceFile, out *Turn) error {
 			return err
 		}
 		out.Audios = append(out.Audios, m)
+	}
+	for _, v := range videos {
+		m, err := readVideo(v, dir)
+		if err != nil {
+			return err
+		}
+		out.Videos = append(out.Videos, m)
 	}
 	return nil
 }

@@ -45,6 +45,33 @@ func readImage(v, dir string) (endpoint.MediaItem, error) {
 	return endpoint.MediaItem{URL: endpoint.DataURI(mime, data), Format: strings.TrimPrefix(mime, "image/"), Data: data}, nil
 }
 
+// readVideo reads a video field: an http(s) URL, a data: URI, or a file
+// (relative to the dataset's folder) sent as a data: URI.
+func readVideo(v, dir string) (endpoint.MediaItem, error) {
+	v = strings.TrimSpace(v)
+	switch {
+	case v == "":
+		return endpoint.MediaItem{}, fmt.Errorf("an empty video")
+	case strings.HasPrefix(v, "http://") || strings.HasPrefix(v, "https://"):
+		return endpoint.MediaItem{URL: v}, nil
+	case strings.HasPrefix(v, "data:"):
+		mime, data, err := decodeDataURI(v)
+		if err != nil {
+			return endpoint.MediaItem{}, fmt.Errorf("video: %w", err)
+		}
+		return endpoint.MediaItem{URL: v, Format: strings.TrimPrefix(mime, "video/"), Data: data}, nil
+	}
+	data, err := readMediaFile(v, dir)
+	if err != nil {
+		return endpoint.MediaItem{}, fmt.Errorf("video: %w", err)
+	}
+	mime := http.DetectContentType(data)
+	if !strings.HasPrefix(mime, "video/") {
+		return endpoint.MediaItem{}, fmt.Errorf("video %s: not a video (%s)", v, mime)
+	}
+	return endpoint.MediaItem{URL: endpoint.DataURI(mime, data), Format: strings.TrimPrefix(mime, "video/"), Data: data}, nil
+}
+
 // readAudio reads an audio field: AIPerf's "format,<base64>" form, a
 // data: URI, or a file path (relative to the dataset's folder). A WAV
 // clip's length is read from its header; another format's is unknown (0).

@@ -61,6 +61,7 @@ func TestDatasetMediaFields(t *testing.T) {
 		`{"text":"hear","audio":"media/clip.wav"}`,
 		`{"audios":["wav,` + b64 + `","data:audio/wav;base64,` + b64 + `"]}`,
 		`{"texts":["a","b","c"]}`,
+		`{"text":"watch","video":"https://example.com/v.mp4","images":["https://example.com/i.png"]}`,
 	}, "\n")
 	write("data.jsonl", []byte(lines))
 	convs, err := ReadFile(filepath.Join(dir, "data.jsonl"), FileOptions{Type: "single_turn", Corpus: NewCorpus(builtin(t))})
@@ -83,5 +84,8 @@ func TestDatasetMediaFields(t *testing.T) {
 	}
 	if tx := turn(4).Texts; len(tx) != 3 || tx[2] != "c" {
 		t.Errorf("texts: %q", tx)
+	}
+	if v := turn(5).Videos; len(v) != 1 || v[0].URL != "https://example.com/v.mp4" || len(turn(5).Images) != 1 {
+		t.Errorf("video: %+v", turn(5))
 	}
 }

@@ -1,5 +1,8 @@
-// Package mockserver is llmbench's built-in simulated OpenAI-compatible LLM
-// server: chat and completions, streaming or not, with configurable latency,
+// Package mockserver is llmbench's built-in simulated LLM inference server:
+// every endpoint type llmbench benchmarks (OpenAI chat, completions,
+// responses, embeddings, images, transcriptions and videos; Anthropic
+// messages; TGI generate; Cohere, TEI and NIM rankings; NIM image
+// retrieval; Solido RAG), streaming or not, with configurable latency,
 // output length and faults, and a Prometheus /metrics endpoint whose values
 // follow the load it really serves.
 package mockserver
@@ -8,6 +11,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -79,6 +83,33 @@ type Config struct {
 	// GPUPower is what those GPUs draw.
 	GPUPower GPUPowerProfile
 
+	// APIKey, when set, is required of every inference request, as
+	// Authorization: Bearer <key> or x-api-key: <key> (401 otherwise).
+	APIKey string `json:"-"`
+
+	// EmbeddingDim is the length of an embedding vector when the request
+	// sets no dimensions (0: 384).
+	EmbeddingDim int
+	// PoolingOverhead and PoolingPerToken are how long a request without
+	// generation (embeddings, rankings, image retrieval) takes: the
+	// overhead, plus the time per input token (a ranking counts the query
+	// once per passage, an image as imageTokens).
+	PoolingOverhead time.Duration
+	PoolingPerToken time.Duration
+	// ImageTime is how long one 1024x1024 image takes to generate (or
+	// edit); it scales with the pixels and the number of images.
+	ImageTime time.Duration
+	// VideoTime is how long a 4-second 1280x720 video job takes; it scales
+	// with the seconds and pixels asked for. Jobs run one at a time.
+	VideoTime time.Duration
+	// MediaTimeScale multiplies ImageTime and VideoTime (0.01: a hundred
+	// times faster), so that tests and demonstrations keep their
+	// proportions without their wait.
+	MediaTimeScale float64
+	// TranscriptionRTF is a transcription's real-time factor: its time
+	// over the audio's duration (0.05: a second of audio takes 50 ms).
+	TranscriptionRTF float64
+
 	// Observed, when set, is told every finished request's exact
 	// latencies, the values its histograms observed before bucketing, so
 	// that a test can tell the histograms' estimation error from a
@@ -110,6 +141,14 @@ func DefaultConfig() Config {
 		Seed:           1,
 		MetricsProfile: "vllm",
 		GPUPower:       DefaultGPUPowerProfile(),
+
+		EmbeddingDim:     384,
+		PoolingOverhead:  5 * time.Millisecond,
+		PoolingPerToken:  20 * time.Microsecond,
+		ImageTime:        2 * time.Second,
+		VideoTime:        10 * time.Second,
+		MediaTimeScale:   1,
+		TranscriptionRTF: 0.05,
 	}
 }
 
@@ -143,6 +182,15 @@ func (c Config) Validate() error {
 	}
 	if c.KVCacheTokens < 1 {
 		return errors.New("mock server kv cache must hold at least 1 token")
+	}
+	if c.EmbeddingDim < 0 || c.EmbeddingDim > maxEmbeddingDim {
+		return fmt.Errorf("mock server embedding dimension %d: must be between 1 and %d (0: %d)", c.EmbeddingDim, maxEmbeddingDim, defaultEmbeddingDim)
+	}
+	if c.PoolingOverhead < 0 || c.PoolingPerToken < 0 || c.ImageTime < 0 || c.VideoTime < 0 {
+		return errors.New("mock server pooling, image and video times cannot be negative")
+	}
+	if !(c.MediaTimeScale >= 0) || !(c.TranscriptionRTF >= 0) || math.IsInf(c.MediaTimeScale, 0) || math.IsInf(c.TranscriptionRTF, 0) {
+		return errors.New("mock server media time scale and transcription real-time factor must be finite and not negative")
 	}
 	return nil
 }
@@ -179,6 +227,13 @@ func (c *Config) BindFlags(fs *flag.FlagSet, prefix string) {
 	fs.IntVar(&c.MetricsResetAfter, prefix+"metrics-reset-after", c.MetricsResetAfter, "reset the counters after the Nth /metrics scrape (0: never)")
 	fs.BoolVar(&c.NoPerRequestMetrics, prefix+"no-per-request-metrics", c.NoPerRequestMetrics, "leave out each response's \"metrics\" (queue, prefill and decode time, as vLLM's --enable-per-request-metrics)")
 	fs.IntVar(&c.GPUs, prefix+"gpus", c.GPUs, "simulated GPUs serving the model, with a DCGM exporter of their own (0: none)")
+	fs.IntVar(&c.EmbeddingDim, prefix+"embedding-dim", c.EmbeddingDim, "length of an embedding vector (a request's dimensions wins)")
+	fs.Var((*msValue)(&c.PoolingOverhead), prefix+"pooling-overhead-ms", "fixed time of an embedding, ranking or image retrieval request, ms")
+	fs.Var((*usValue)(&c.PoolingPerToken), prefix+"pooling-us-per-token", "time per input token of an embedding, ranking or image retrieval request, µs (a ranking counts the query once per passage)")
+	fs.Var((*msValue)(&c.ImageTime), prefix+"image-time-ms", "time to generate one 1024x1024 image, ms (scales with pixels and n)")
+	fs.Var((*msValue)(&c.VideoTime), prefix+"video-time-ms", "time of a 4-second 1280x720 video job, ms (scales with seconds and pixels)")
+	fs.Float64Var(&c.MediaTimeScale, prefix+"media-time-scale", c.MediaTimeScale, "factor on the image and video times (0.01: a hundred times faster)")
+	fs.Float64Var(&c.TranscriptionRTF, prefix+"transcription-rtf", c.TranscriptionRTF, "transcription time as a fraction of the audio's length")
 	fs.Func(prefix+"metrics-replay", "serve these Prometheus exposition files (comma-separated), one per scrape, instead of live metrics", func(v string) error {
 		for _, f := range strings.Split(v, ",") {
 			if f = strings.TrimSpace(f); f != "" {

@@ -9,7 +9,8 @@ import (
 	"time"
 )
 
-// FaultRule injects the named fault into every Nth generation request.
+// FaultRule injects the named fault into every Nth inference request, on
+// any route.
 type FaultRule struct {
 	Name  string
 	Every int
@@ -17,13 +18,22 @@ type FaultRule struct {
 
 // fault is one way of misbehaving on purpose, as a broken server or a
 // proxy in front of one would. Either respond answers the request in place
-// of the generation, or alter changes the generation before it runs and
-// returns what to do after it.
+// of the route's answer, or alter changes how the answer is written before
+// it is and returns what to do after it.
+//
+// Every fault applies to every route. The responding faults answer with
+// their chat-shaped (or empty, or HTML) bodies whatever the route, which
+// for the other APIs is an answer without what they expect. Of the
+// altering ones, gzip and truncate apply to every answer; ignore-stream
+// and force-stream to the routes that can stream (chat, completions,
+// responses, messages, TGI's generate, images, transcriptions, RAG) and
+// leave the others (embeddings, rankings, image retrieval, video jobs)
+// unchanged. A video job's faults strike its submission, not its polls.
 type fault struct {
 	name    string
 	help    string
 	respond func(w http.ResponseWriter, r *http.Request, stream bool)
-	alter   func(g *generation) (after func())
+	alter   func(c *call) (after func())
 }
 
 // faults lists every fault by name; it is never modified.
@@ -65,21 +75,21 @@ var faults = []fault{
 		case <-time.After(hangLimit):
 		}
 	}},
-	{name: "ignore-stream", help: `answer with a plain JSON body even when "stream": true`, alter: func(g *generation) func() {
-		g.stream = false
+	{name: "ignore-stream", help: `answer with a plain JSON body even when "stream": true`, alter: func(c *call) func() {
+		c.stream = false
 		return nil
 	}},
-	{name: "force-stream", help: `answer with an SSE stream even when "stream" is false`, alter: func(g *generation) func() {
-		g.stream = true
+	{name: "force-stream", help: `answer with an SSE stream even when "stream" is false`, alter: func(c *call) func() {
+		c.stream = true
 		return nil
 	}},
-	{name: "gzip", help: "gzip the body although the client sent no Accept-Encoding", alter: func(g *generation) func() {
-		gz := &gzipWriter{ResponseWriter: g.w, zw: gzip.NewWriter(g.w)}
-		g.w = gz
+	{name: "gzip", help: "gzip the body although the client sent no Accept-Encoding", alter: func(c *call) func() {
+		gz := &gzipWriter{ResponseWriter: c.w, zw: gzip.NewWriter(c.w)}
+		c.w = gz
 		return func() { _ = gz.zw.Close() }
 	}},
-	{name: "truncate", help: "end the response cleanly halfway: no finish_reason, no [DONE]", alter: func(g *generation) func() {
-		g.truncate = true
+	{name: "truncate", help: "end the response cleanly halfway: no finish_reason, no [DONE]", alter: func(c *call) func() {
+		c.truncate = true
 		return nil
 	}},
 }

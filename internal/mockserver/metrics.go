@@ -18,6 +18,10 @@ type engineMetrics interface {
 	// token is called for every later token, itl seconds after the one before.
 	token(itl float64)
 	finished(e2e float64, promptTokens, outputTokens int, reason string)
+	// served is called when a request that streams no tokens (embeddings,
+	// rankings, images, transcriptions, video jobs) is done, after
+	// waiting queueWait seconds, e2e seconds from its arrival.
+	served(queueWait, e2e float64, promptTokens, outputTokens int)
 	// prefixCache is called when a prompt of queried tokens is looked up
 	// in the prefix cache and hit of them are found.
 	prefixCache(queried, hit int)
@@ -273,6 +277,14 @@ func (e *engine) aborted() {
 	case e.failure != nil:
 		e.failure.WithLabelValues("CANCELED").Inc()
 	}
+}
+
+func (e *engine) served(queueWait, e2e float64, promptTokens, outputTokens int) {
+	observe(e.queue, queueWait)
+	add(e.queueMicros, queueWait*1e6)
+	add(e.promptTokens, float64(promptTokens))
+	add(e.genTokens, float64(outputTokens))
+	e.finished(e2e, promptTokens, outputTokens, "stop")
 }
 
 func (e *engine) finished(e2e float64, promptTokens, outputTokens int, reason string) {
