@@ -2,8 +2,12 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/llmbench/llmbench/internal/browsertest"
 )
 
 // TestEndpointCombinationsRefused: a combination of an endpoint type and
@@ -144,5 +148,32 @@ func TestEveryEndpointType(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestNonTextReportInBrowser: the report of a type without output tokens
+// (embeddings) draws what the run has and no empty chart: no TTFT or
+// token-rate chart where no request could have one.
+func TestNonTextReportInBrowser(t *testing.T) {
+	if browsertest.Chromium() == "" && os.Getenv("CI") == "" {
+		t.Skip("no Chromium: install Debian's chromium (.ci/run does)")
+	}
+	quickRuns(t)
+	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"llmbench", "profile", "--mock", "--model", "m", "--endpoint-type", "cohere_rankings", "--rankings-passages-mean", "3",
+		"--concurrency", "2", "--request-count", "30", "--random-seed", "1", "--slice-duration", "0.05", "--ui-type", "none",
+		"--output-artifact-dir", dir}, &stdout, &stderr)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s", code, stderr.String())
+	}
+	shown := openReport(t, filepath.Join(dir, "report.html"))
+	if !shown.has("latency_over_time") {
+		t.Error("no request latency chart")
+	}
+	for _, id := range []string{"ttft_over_time", "itl_over_time", "ttft_cdf", "timeslices_ttft"} {
+		if shown.has(id) {
+			t.Errorf("chart %s drawn for a type without tokens", id)
+		}
 	}
 }
