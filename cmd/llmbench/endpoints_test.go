@@ -32,6 +32,9 @@ func TestEndpointCombinationsRefused(t *testing.T) {
 		{[]string{"--endpoint-type", "chat", "--download-video-content"}, "is for the video_generation endpoint type"},
 		{[]string{"--endpoint-type", "chat", "--request-content-type", "multipart/form-data"}, "the chat endpoint type sends application/json"},
 		{[]string{"--endpoint-type", "rankings"}, `unknown endpoint type "rankings"`},
+		{[]string{"--endpoint-type", "raw"}, "use --custom-dataset-type raw_payload or inputs_json"},
+		{[]string{"--endpoint-type", "template"}, "needs --extra-inputs payload_template"},
+		{[]string{"--endpoint-type", "raw", "--extra-inputs", "response_field:[[["}, "response_field"},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
