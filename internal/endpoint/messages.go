@@ -147,6 +147,12 @@ func (u *anthropicUsage) mergeInto(r *record.Usage) {
 	if u.OutputTokens != nil {
 		r.CompletionTokens = *u.OutputTokens
 	}
+	if u.CacheRead != nil {
+		r.CacheReadTokens, r.HasCache = *u.CacheRead, true
+	}
+	if u.CacheCreation != nil {
+		r.CacheCreationTokens, r.HasCache = *u.CacheCreation, true
+	}
 	r.TotalTokens = r.PromptTokens + r.CompletionTokens
 }
 

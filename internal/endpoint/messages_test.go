@@ -94,7 +94,7 @@ func TestMessagesStream(t *testing.T) {
 		}
 		// input_tokens and both cache counts from message_start,
 		// output_tokens from message_delta.
-		want := &record.Usage{PromptTokens: 472 + 2048, CompletionTokens: 89, TotalTokens: 472 + 2048 + 89}
+		want := &record.Usage{PromptTokens: 472 + 2048, CompletionTokens: 89, TotalTokens: 472 + 2048 + 89, CacheReadTokens: 2048, HasCache: true}
 		if !reflect.DeepEqual(r.usage, want) {
 			t.Errorf("usage %+v, want %+v", r.usage, want)
 		}
@@ -119,7 +119,7 @@ func TestMessagesStreamUsage(t *testing.T) {
 		{"cumulative message_delta",
 			[]string{start(`{"input_tokens":10,"cache_creation_input_tokens":null,"cache_read_input_tokens":5,"output_tokens":1}`),
 				`{"type":"message_delta","delta":{"stop_reason":"max_tokens"},"usage":{"input_tokens":10,"cache_creation_input_tokens":0,"cache_read_input_tokens":5,"output_tokens":7}}`},
-			&record.Usage{PromptTokens: 15, CompletionTokens: 7, TotalTokens: 22}},
+			&record.Usage{PromptTokens: 15, CompletionTokens: 7, TotalTokens: 22, CacheReadTokens: 5, HasCache: true}},
 		{"message_delta without usage", []string{start(`{"input_tokens":3,"output_tokens":4}`), `{"type":"message_delta","delta":{"stop_reason":"end_turn"}}`},
 			&record.Usage{PromptTokens: 3, CompletionTokens: 4, TotalTokens: 7}},
 		{"no message_start usage", []string{start(`null`), `{"type":"message_delta","delta":{},"usage":{"output_tokens":2}}`},
@@ -159,7 +159,7 @@ func TestMessagesResponse(t *testing.T) {
 	// The tool's input as compact JSON, after its name.
 	want := Chunk{Text: []byte(`I'll check the current weather in Paris for you.get_weather{"location":"Paris, France","unit":"celsius"}`),
 		Reasoning:    []byte("The user wants the weather in Paris. I should call the get_weather tool."),
-		Usage:        &record.Usage{PromptTokens: 2520, CompletionTokens: 89, TotalTokens: 2609},
+		Usage:        &record.Usage{PromptTokens: 2520, CompletionTokens: 89, TotalTokens: 2609, CacheReadTokens: 2048, HasCache: true},
 		FinishReason: "tool_use"}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("got %+v\nwant %+v", c, want)

@@ -118,6 +118,9 @@ func Compute(r *record.Record, tok Counter, clock record.Clock, opts Options) Va
 	}
 
 	media(r, &v, latencyNs)
+	if u := r.Usage; u != nil && u.HasCache {
+		v.V[UsageCacheReadTokens], v.V[UsageCacheCreationTokens] = float64(u.CacheReadTokens), float64(u.CacheCreationTokens)
+	}
 	if opts.NoOutputTokens {
 		noOutputTokens(r, &v, opts)
 		return v

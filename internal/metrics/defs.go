@@ -127,6 +127,10 @@ const (
 	RequestSendTime
 	TTFTDelivery
 	ServerTimingConflict
+	// llmbench's own: the prompt-cache counts a server reported
+	// (Anthropic's cache_read_input_tokens, cache_creation_input_tokens).
+	UsageCacheReadTokens
+	UsageCacheCreationTokens
 	numRecordMetrics
 )
 
@@ -190,7 +194,9 @@ var RecordDefs = [numRecordMetrics]Def{
 	// 1 on a record whose client time is shorter than the server's own
 	// account of it: an impossible order (a clock or attribution error),
 	// which keeps the record's server times out of every statistic.
-	ServerTimingConflict: {"server_timing_conflict", "Server Timing Conflict", "count", Record, ServerTimingOnly | NoConsole | Own},
+	ServerTimingConflict:     {"server_timing_conflict", "Server Timing Conflict", "count", Record, ServerTimingOnly | NoConsole | Own},
+	UsageCacheReadTokens:     {"usage_cache_read_tokens", "Usage Cache Read Tokens", "tokens", Record, UsageOnly | NoConsole | Own},
+	UsageCacheCreationTokens: {"usage_cache_creation_tokens", "Usage Cache Creation Tokens", "tokens", Record, UsageOnly | NoConsole | Own},
 }
 
 // Aggregate and derived metric definitions, in the order they are exported.

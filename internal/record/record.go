@@ -53,6 +53,11 @@ type Usage struct {
 	TotalTokens      int
 	ReasoningTokens  int
 	HasReasoning     bool
+	// CacheReadTokens and CacheCreationTokens are the prompt tokens read
+	// from and written to the server's prompt cache, as Anthropic reports
+	// them (HasCache: the server said).
+	CacheReadTokens, CacheCreationTokens int
+	HasCache                             bool
 }
 
 // Error describes why a request failed, in AIPerf's ErrorDetails shape.
