@@ -104,6 +104,10 @@ func TestEveryEndpointType(t *testing.T) {
 			map[string]float64{"audio_duration": 2}, []string{"rtfx", "output_sequence_length"}, []string{"input_sequence_length"}},
 		{"video_generation", []string{"--endpoint-type", "video_generation", "--download-video-content", "--isl", "12"},
 			map[string]float64{"input_sequence_length": 12}, []string{"video_inference_time", "video_peak_memory"}, tokenMetrics},
+		{"raw", []string{"--endpoint-type", "raw", "--endpoint", "/v1/chat/completions", "--input-file", "../../examples/raw_payload.jsonl", "--custom-dataset-type", "raw_payload", "--streaming"},
+			nil, append(streamMetrics, "output_sequence_length", "input_sequence_length"), nil},
+		{"raw with response_field", []string{"--endpoint-type", "raw", "--endpoint", "/v1/completions", "--input-file", rawCompletions(t), "--custom-dataset-type", "raw_payload",
+			"--extra-inputs", "response_field:choices[0].text"}, map[string]float64{"output_sequence_length": 5}, nil, streamMetrics},
 		{"template", []string{"--endpoint-type", "template", "--endpoint", "/v1/embeddings", "--extra-inputs", `payload_template:{"input": {{ texts|tojson }}, "model": {{ model|tojson }}}`, "--isl", "16"},
 			map[string]float64{"input_sequence_length": 16}, nil, nil},
 	}
@@ -152,6 +156,17 @@ func TestEveryEndpointType(t *testing.T) {
 			}
 		})
 	}
+}
+
+// rawCompletions writes a raw_payload file of completions bodies that ask
+// for 5 tokens each.
+func rawCompletions(t *testing.T) string {
+	path := filepath.Join(t.TempDir(), "raw.jsonl")
+	body := `{"model":"m","prompt":"Once upon a time","max_tokens":5,"stream":false}` + "\n"
+	if err := os.WriteFile(path, []byte(strings.Repeat(body, 3)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // TestNonTextReportInBrowser: the report of a type without output tokens
