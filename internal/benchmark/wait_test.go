@@ -51,7 +51,7 @@ func TestWaitForModel(t *testing.T) {
 		p.Endpoint.WaitForModel, p.Endpoint.WaitMode, p.Endpoint.WaitInterval = timeout, mode, 10*time.Millisecond
 		return p
 	}
-	in := &inputs{kind: endpoint.Chat}
+	in := &inputs{kind: endpoint.Chat, typ: endpoint.Chat.Type()}
 
 	failFirst.Store(3)
 	if err := waitForModel(context.Background(), profile(config.WaitInference, "m", 5*time.Second), []target{{base: ts.URL}}, in, io.Discard); err != nil {
