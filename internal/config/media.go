@@ -110,8 +110,8 @@ func (f *Flags) bindMediaFlags() {
 	f.vars((*floatValue)(&a.LengthMean), "Mean synthetic clip length in seconds (> 0 adds audio to every request).", "audio-length-mean")
 	f.vars((*floatValue)(&a.LengthStddev), "Standard deviation of the clip length, seconds.", "audio-length-stddev")
 	f.vars((*stringValue)(&a.Format), "Clip encoding: wav (mp3 is refused: no pure-Go encoder).", "audio-format")
-	f.vars(&intList{&a.Depths}, "Bit depths to pick from at random: 8, 16, 24, 32.", "audio-depths")
-	f.vars(&floatList{&a.SampleRatesKHz}, "Sample rates in kHz to pick from at random.", "audio-sample-rates")
+	f.vars(intList(&a.Depths), "Bit depths to pick from at random: 8, 16, 24, 32.", "audio-depths")
+	f.vars(floatList(&a.SampleRatesKHz), "Sample rates in kHz to pick from at random.", "audio-sample-rates")
 	f.vars((*intValue)(&a.Channels), "Channels: 1 (mono) or 2 (stereo).", "audio-num-channels")
 
 	f.section("Image Input")
@@ -235,55 +235,47 @@ func kindsWith(m endpoint.Media) string {
 	return strings.Join(names, ", ")
 }
 
-// intList takes comma-separated whole numbers; a flag given replaces the
-// default list, repeating it appends.
-type intList struct {
-	p *[]int
+// numberList takes comma- or space-separated numbers, each read by parse;
+// a flag given replaces the default list.
+type numberList[T int | float64] struct {
+	p     *[]T
+	parse func(string) (T, error)
 }
 
-func (l *intList) Set(v string) error {
-	var out []int
+func (l *numberList[T]) Set(v string) error {
+	var out []T
 	for _, s := range strings.Fields(strings.ReplaceAll(v, ",", " ")) {
+		x, err := l.parse(s)
+		if err != nil {
+			return err
+		}
+		out = append(out, x)
+	}
+	*l.p = out
+	return nil
+}
+
+func (l *numberList[T]) String() string {
+	if l.p == nil {
+		return ""
+	}
+	return strings.Trim(fmt.Sprint(*l.p), "[]")
+}
+
+func intList(p *[]int) *numberList[int] {
+	return &numberList[int]{p, func(s string) (int, error) {
 		var n intValue
-		if err := n.Set(s); err != nil {
-			return err
-		}
-		out = append(out, int(n))
-	}
-	*l.p = out
-	return nil
+		err := n.Set(s)
+		return int(n), err
+	}}
 }
 
-func (l *intList) String() string {
-	if l.p == nil {
-		return ""
-	}
-	return strings.Trim(fmt.Sprint(*l.p), "[]")
-}
-
-// floatList takes comma-separated numbers, replacing the default list.
-type floatList struct {
-	p *[]float64
-}
-
-func (l *floatList) Set(v string) error {
-	var out []float64
-	for _, s := range strings.Fields(strings.ReplaceAll(v, ",", " ")) {
+func floatList(p *[]float64) *numberList[float64] {
+	return &numberList[float64]{p, func(s string) (float64, error) {
 		var x floatValue
-		if err := x.Set(s); err != nil {
-			return err
-		}
-		out = append(out, float64(x))
-	}
-	*l.p = out
-	return nil
-}
-
-func (l *floatList) String() string {
-	if l.p == nil {
-		return ""
-	}
-	return strings.Trim(fmt.Sprint(*l.p), "[]")
+		err := x.Set(s)
+		return float64(x), err
+	}}
 }
 
 // kindNames are the endpoint types llmbench speaks.

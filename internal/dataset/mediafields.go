@@ -20,56 +20,36 @@ const maxMediaFile = 64 << 20
 // readImage reads an image field of a dataset line as AIPerf reads it: an
 // http(s) URL (sent as it is), a data: URI, or a file path (relative to
 // the dataset's folder) read and sent as a data: URI.
-func readImage(v, dir string) (endpoint.MediaItem, error) {
-	v = strings.TrimSpace(v)
-	switch {
-	case v == "":
-		return endpoint.MediaItem{}, fmt.Errorf("an empty image")
-	case strings.HasPrefix(v, "http://") || strings.HasPrefix(v, "https://"):
-		return endpoint.MediaItem{URL: v}, nil
-	case strings.HasPrefix(v, "data:"):
-		mime, data, err := decodeDataURI(v)
-		if err != nil {
-			return endpoint.MediaItem{}, fmt.Errorf("image: %w", err)
-		}
-		return endpoint.MediaItem{URL: v, Format: strings.TrimPrefix(mime, "image/"), Data: data}, nil
-	}
-	data, err := readMediaFile(v, dir)
-	if err != nil {
-		return endpoint.MediaItem{}, fmt.Errorf("image: %w", err)
-	}
-	mime := http.DetectContentType(data)
-	if !strings.HasPrefix(mime, "image/") {
-		return endpoint.MediaItem{}, fmt.Errorf("image %s: not an image (%s)", v, mime)
-	}
-	return endpoint.MediaItem{URL: endpoint.DataURI(mime, data), Format: strings.TrimPrefix(mime, "image/"), Data: data}, nil
-}
+func readImage(v, dir string) (endpoint.MediaItem, error) { return readVisual("image", v, dir) }
 
-// readVideo reads a video field: an http(s) URL, a data: URI, or a file
-// (relative to the dataset's folder) sent as a data: URI.
-func readVideo(v, dir string) (endpoint.MediaItem, error) {
+// readVideo reads a video field the same way.
+func readVideo(v, dir string) (endpoint.MediaItem, error) { return readVisual("video", v, dir) }
+
+// readVisual reads an image or video field (kind "image" or "video", its
+// MIME type's top level).
+func readVisual(kind, v, dir string) (endpoint.MediaItem, error) {
 	v = strings.TrimSpace(v)
 	switch {
 	case v == "":
-		return endpoint.MediaItem{}, fmt.Errorf("an empty video")
+		return endpoint.MediaItem{}, fmt.Errorf("an empty %s", kind)
 	case strings.HasPrefix(v, "http://") || strings.HasPrefix(v, "https://"):
 		return endpoint.MediaItem{URL: v}, nil
 	case strings.HasPrefix(v, "data:"):
 		mime, data, err := decodeDataURI(v)
 		if err != nil {
-			return endpoint.MediaItem{}, fmt.Errorf("video: %w", err)
+			return endpoint.MediaItem{}, fmt.Errorf("%s: %w", kind, err)
 		}
-		return endpoint.MediaItem{URL: v, Format: strings.TrimPrefix(mime, "video/"), Data: data}, nil
+		return endpoint.MediaItem{URL: v, Format: strings.TrimPrefix(mime, kind+"/"), Data: data}, nil
 	}
 	data, err := readMediaFile(v, dir)
 	if err != nil {
-		return endpoint.MediaItem{}, fmt.Errorf("video: %w", err)
+		return endpoint.MediaItem{}, fmt.Errorf("%s: %w", kind, err)
 	}
 	mime := http.DetectContentType(data)
-	if !strings.HasPrefix(mime, "video/") {
-		return endpoint.MediaItem{}, fmt.Errorf("video %s: not a video (%s)", v, mime)
+	if !strings.HasPrefix(mime, kind+"/") {
+		return endpoint.MediaItem{}, fmt.Errorf("%s: %s holds %s, not %s data", kind, v, mime, kind)
 	}
-	return endpoint.MediaItem{URL: endpoint.DataURI(mime, data), Format: strings.TrimPrefix(mime, "video/"), Data: data}, nil
+	return endpoint.MediaItem{URL: endpoint.DataURI(mime, data), Format: strings.TrimPrefix(mime, kind+"/"), Data: data}, nil
 }
 
 // readAudio reads an audio field: AIPerf's "format,<base64>" form, a
