@@ -99,7 +99,12 @@ func TestCompareFlagsARegression(t *testing.T) {
 		t.Fatalf("identical settings: exit %d, stderr %q\n%s", code, stderr.String(), stdout.String())
 	}
 	got = readCompare(t, out)
-	for _, stat := range []string{"avg", "p50", "p99"} {
+	// Not p99: a live run's tail carries the machine's load at the time
+	// (in CI, other packages' tests), a real difference between the two
+	// runs that the test cannot hold constant (+22 % once, interval
+	// [+4.9, +33.6]). The p99's false-alarm rate is checked where the
+	// data is fixed: on recorded TTFTs (internal/compare, FalseAlarm).
+	for _, stat := range []string{"avg", "p50"} {
 		if e := got["time_to_first_token_"+stat]; e.Verdict != "no_significant_change" {
 			t.Errorf("identical settings, TTFT %s: verdict %s, change %v [%v, %v]", stat, e.Verdict, deref(e.Rel), deref(e.Lo), deref(e.Hi))
 		}

@@ -310,7 +310,7 @@ func writeExports(dir string, names export.Files, s export.Summary, sessions []e
 		if err != nil {
 			return err
 		}
-		files = append(files, file{names.Inputs, []byte(red.Redact(string(inputs)))})
+		files = append(files, file{names.Inputs, red.RedactBytes(inputs)})
 	}
 	if slices != nil {
 		sj, err := export.TimeslicesJSON(slices, s.InputConfig)

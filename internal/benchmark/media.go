@@ -45,14 +45,16 @@ func attachMedia(p config.Profile, seed uint64, convs []dataset.Conversation) er
 				if err != nil {
 					return fmt.Errorf("synthetic image: %w", err)
 				}
-				t.Images = append(t.Images, endpoint.MediaItem{URL: it.DataURI(), Format: it.Format, Data: it.Data})
+				// The data: URI alone: every type reads the bytes from
+				// it, and a turn holds its media once.
+				t.Images = append(t.Images, endpoint.MediaItem{URL: it.DataURI(), Format: it.Format})
 			}
 			for j := 0; audio != nil && j < m.Audio.BatchSize; j++ {
 				it, err := audio.Next()
 				if err != nil {
 					return fmt.Errorf("synthetic audio: %w", err)
 				}
-				t.Audios = append(t.Audios, endpoint.MediaItem{URL: it.DataURI(), Format: it.Format, Data: it.Data, Seconds: it.Seconds})
+				t.Audios = append(t.Audios, endpoint.MediaItem{URL: it.DataURI(), Format: it.Format, Seconds: it.Seconds})
 			}
 		}
 	}

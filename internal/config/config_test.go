@@ -290,6 +290,13 @@ func TestRedactor(t *testing.T) {
 	if !strings.Contains(got, "X-Trace: visible") || strings.Count(got, "<redacted>") != 6 {
 		t.Errorf("redacted %q", got)
 	}
+	if got := string(r.RedactBytes([]byte(in))); got != r.Redact(in) {
+		t.Errorf("RedactBytes %q, Redact %q", got, r.Redact(in))
+	}
+	clean := []byte("nothing secret here")
+	if got := r.RedactBytes(clean); &got[0] != &clean[0] {
+		t.Error("RedactBytes copied a text without secrets")
+	}
 	var b strings.Builder
 	w := r.Writer(&b)
 	io.WriteString(w, "error: 401 for key sk-abcdef\n")

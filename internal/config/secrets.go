@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"io"
@@ -297,6 +298,20 @@ func (r *Redactor) Redact(text string) string {
 		}
 	}
 	return text
+}
+
+// RedactBytes is Redact for a file's bytes: b itself, not a copy, when it
+// holds no secret (an inputs.json of images is hundreds of MB).
+func (r *Redactor) RedactBytes(b []byte) []byte {
+	if r == nil {
+		return b
+	}
+	for _, s := range r.secrets {
+		if bytes.Contains(b, []byte(s)) {
+			return []byte(r.Redact(string(b)))
+		}
+	}
+	return b
 }
 
 // Writer wraps w so that everything written through it is redacted. Each

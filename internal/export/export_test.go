@@ -3,7 +3,6 @@ package export
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/llmbench/llmbench/internal/goldentest"
 	"math"
 	"os"
 	"path/filepath"
@@ -11,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/llmbench/llmbench/internal/goldentest"
 
 	"github.com/llmbench/llmbench/internal/metrics"
 	"github.com/llmbench/llmbench/internal/record"
@@ -205,6 +206,41 @@ func TestInputsJSON(t *testing.T) {
 	}
 	if err := json.Unmarshal(got, &parsed); err != nil || len(parsed.Data) != 1 || parsed.Data[0].SessionID != "s1" || parsed.Data[0].Payloads[0]["model"] != "m" {
 		t.Fatalf("inputs.json %s (%v)", got, err)
+	}
+}
+
+// TestInputsJSONMatchesMarshalIndent: written in one pass, inputs.json is
+// byte for byte what json.MarshalIndent makes of small payloads; a large
+// one goes out compact, and reads back the same.
+func TestInputsJSONMatchesMarshalIndent(t *testing.T) {
+	small := []InputSession{
+		{SessionID: "s1", Payloads: []json.RawMessage{json.RawMessage(`{"messages":[{"role":"user","content":"hi"}],"model":"m","stream":true}`), json.RawMessage(`{"a":[1,2,{"b":null}],"c":"d\"e"}`)}},
+		{SessionID: "s\"2", Payloads: []json.RawMessage{}},
+		{SessionID: "s3", Payloads: []json.RawMessage{json.RawMessage(`{}`)}},
+	}
+	got, err := InputsJSON(small)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := json.MarshalIndent(struct {
+		Data []InputSession `json:"data"`
+	}{small}, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want)+"\n" {
+		t.Fatalf("got\n%s\nwant\n%s", got, want)
+	}
+	big := json.RawMessage(`{"image":"` + strings.Repeat("QUJD", 40<<10) + `","model":"m"}`)
+	got, err = InputsJSON([]InputSession{{SessionID: "s", Payloads: []json.RawMessage{big}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back struct {
+		Data []InputSession `json:"data"`
+	}
+	if err := json.Unmarshal(got, &back); err != nil || string(back.Data[0].Payloads[0]) != string(big) {
+		t.Fatalf("the large payload does not read back as sent (%v)", err)
 	}
 }
 
