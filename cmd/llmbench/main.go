@@ -41,7 +41,7 @@ const (
 func main() {
 	// LLMBENCH_CPUPROFILE=file writes a CPU profile of the whole process,
 	// LLMBENCH_MEMPROFILE=file a heap profile at its end, for finding where
-	// the client's time and memory go (README, Performance).
+	// the client's time and memory go (docs/development.md, Performance).
 	stopProfile := func() {}
 	if path := os.Getenv("LLMBENCH_CPUPROFILE"); path != "" {
 		var err error

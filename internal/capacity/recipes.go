@@ -58,7 +58,7 @@ func resolveRecipe(p config.Profile) (*recipeRun, error) {
 	if r.DefaultStyle == search.StyleBayesian {
 		// The BO recipes run the boundary search: over concurrency, with
 		// SLA metrics that grow with load, the best feasible point is the
-		// feasibility boundary (README, Finding capacity).
+		// feasibility boundary (docs/capacity.md).
 		if style != "" && style != styleConfident {
 			return nil, fmt.Errorf("recipe %s takes --search-style confident only (its Bayesian optimiser is replaced by llmbench's boundary search); use --search-recipe max-concurrency-under-sla for the %s planner", r.Name, style)
 		}
