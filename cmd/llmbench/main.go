@@ -100,6 +100,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return plotCommand(args[2:], stdout, stderr)
 	case "merge":
 		return mergeCommand(args[2:], stdout, stderr)
+	case "analyze-trace":
+		return analyzeTraceCommand(args[2:], stdout, stderr)
+	case "synthesize":
+		return synthesizeCommand(args[2:], stdout, stderr)
 	case "version", "--version", "-V":
 		fmt.Fprintln(stdout, "llmbench", version)
 		return exitOK
@@ -122,6 +126,8 @@ Usage:
   llmbench plot DIR... [--png]                                    draw report.html (and PNGs) from artifact folders
   llmbench merge DIR... --output DIR                              merge the shards of a run (profile --shard-count)
   llmbench mock-server [--port 8000] [flags]                      serve the simulated LLM server
+  llmbench analyze-trace --input-file TRACE.jsonl                 ISL/OSL and prefix-cache hit rate of a Mooncake trace
+  llmbench synthesize agentic-code [--num-sessions 1000]          write a synthetic agentic-coding Mooncake trace
   llmbench version
 
 --url defaults to http://localhost:8000, as in AIPerf.

@@ -271,7 +271,7 @@ func conversations(p config.Profile, seed uint64, corpus *dataset.Corpus) ([]dat
 	if in.File != "" {
 		convs, err = dataset.ReadFile(in.File, dataset.FileOptions{
 			Type: in.CustomDatasetType, Corpus: corpus, BlockSize: in.Prompt.BlockSize, Conversations: in.NumDatasetEntries, Seed: seed,
-			Defer: true,
+			Defer: true, Synthesis: in.Synthesis,
 		})
 		if err != nil {
 			return nil, err

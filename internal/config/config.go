@@ -17,6 +17,7 @@ import (
 
 	"github.com/llmbench/llmbench/internal/metrics"
 	"github.com/llmbench/llmbench/internal/tokenizer"
+	"github.com/llmbench/llmbench/internal/tracesynth"
 )
 
 // Endpoint types llmbench can benchmark.
@@ -169,6 +170,8 @@ type Input struct {
 	// Media are the images, audio and videos of synthetic requests and
 	// the inputs of non-chat types (media.go).
 	Media Media `json:"media"`
+	// Synthesis reshapes a mooncake_trace before replay (synthesis.go).
+	Synthesis tracesynth.Options `json:"synthesis"`
 }
 
 // Conversation shapes synthetic multi-turn sessions.
@@ -371,6 +374,7 @@ func Default() Profile {
 			NumDatasetEntries: 100,
 			Prompt:            Prompt{InputTokens: Distribution{Mean: 550}, BlockSize: 512},
 			CustomDatasetType: "mooncake_trace",
+			Synthesis:         tracesynth.Defaults(),
 			SamplingStrategy:  "sequential",
 			Conversation:      Conversation{TurnMean: 1, DelayRatio: 1},
 			Media:             defaultMedia(),
@@ -594,6 +598,9 @@ func (p *Profile) Finish() error {
 		return errors.New("--output-tokens-mean and --output-tokens-stddev cannot be negative")
 	}
 	if err := p.finishDataset(); err != nil {
+		return err
+	}
+	if err := p.finishSynthesis(); err != nil {
 		return err
 	}
 	if p.Tokenizer.Name == "" {

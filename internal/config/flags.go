@@ -100,6 +100,7 @@ func BindFlags(fs *flag.FlagSet, p *Profile) *Flags {
 	f.sweepVars((*floatValue)(&in.Prompt.OutputTokens.Stddev), "Standard deviation of the output length.", "output-tokens-stddev", "prompt-output-tokens-stddev", "osl-stddev")
 
 	f.bindMediaFlags()
+	f.bindSynthesisFlags()
 
 	f.section("Load Generator")
 	f.sweepVars((*secondsValue)(&l.BenchmarkDuration), "Measure for this many seconds instead of a request count.", "benchmark-duration")

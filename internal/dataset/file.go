@@ -13,6 +13,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/llmbench/llmbench/internal/tracesynth"
 )
 
 // FileOptions are what reading a dataset file needs.
@@ -32,6 +34,9 @@ type FileOptions struct {
 	// Defer leaves the prompts of trace rows (mooncake_trace,
 	// bailian_trace, burst_gpt_trace) to BuildPrompts.
 	Defer bool
+	// Synthesis reshapes mooncake_trace rows before their prompts are made
+	// (--synthesis-*, mooncake_synth.go).
+	Synthesis tracesynth.Options
 }
 
 // formatReader reads one dataset format from its files (several when

@@ -45,12 +45,12 @@ func readMooncake(files []sourceFile, o FileOptions) ([]Conversation, error) {
 	}
 	var convs []Conversation
 	bySession := map[string]int{}
-	for i, l := range f.lines {
-		var r mooncakeRow
-		if err := decodeLine(f, l, &r, mooncakeFields); err != nil {
-			return nil, err
-		}
-		turn, err := r.turn(f, l, blocks, i)
+	rows, lines, err := mooncakeRows(f, o)
+	if err != nil {
+		return nil, err
+	}
+	for i, r := range rows {
+		turn, err := r.turn(f, lines[i], blocks, i)
 		if err != nil {
 			return nil, err
 		}
