@@ -233,6 +233,27 @@ type Loadgen struct {
 	// RequestCountGiven says --request-count was on the command line (a
 	// multi-turn run otherwise sends every conversation once).
 	RequestCountGiven bool `json:"-"`
+	// WarmupShape is the warm-up's own load (AIPerf's --warmup-concurrency
+	// and kin, flat in input_config under AIPerf's names); a zero field
+	// takes the profiling phase's value.
+	WarmupShape
+}
+
+// WarmupShape is how the warm-up loads the server when it differs from
+// the profiling phase.
+type WarmupShape struct {
+	Concurrency        int           `json:"warmup_concurrency,omitempty"`
+	RequestRate        float64       `json:"warmup_request_rate,omitempty"`
+	ArrivalPattern     string        `json:"warmup_arrival_pattern,omitempty"`
+	ConcurrencyRamp    time.Duration `json:"-"`
+	RateRamp           time.Duration `json:"-"`
+	ConcurrencyRampSec float64       `json:"warmup_concurrency_ramp_duration,omitempty"`
+	RateRampSec        float64       `json:"warmup_request_rate_ramp_duration,omitempty"`
+}
+
+// Given reports a warm-up shaped otherwise than the profiling phase.
+func (w WarmupShape) Given() bool {
+	return w.Concurrency != 0 || w.RequestRate != 0 || w.ArrivalPattern != "" || w.ConcurrencyRamp != 0 || w.RateRamp != 0
 }
 
 // MultiRun repeats the profile for confidence intervals.
@@ -572,6 +593,9 @@ func (p *Profile) Finish() error {
 	if !(l.CancellationRate >= 0 && l.CancellationRate <= 100) {
 		return fmt.Errorf("--request-cancellation-rate %g: a percentage of requests, 0 to 100", l.CancellationRate)
 	}
+	if err := p.checkWarmupShape(); err != nil {
+		return err
+	}
 	l.ConcurrencyRampSec, l.RateRampSec, l.WarmupDurationSec = l.ConcurrencyRamp.Seconds(), l.RateRamp.Seconds(), l.WarmupDuration.Seconds()
 	l.CancellationDelaySec = l.CancellationDelay.Seconds()
 	if l.Concurrency == 0 && l.RequestRate == 0 {
@@ -842,4 +866,32 @@ func CommandLine(args []string) string {
 
 func strconvQuote(s string) string {
 	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
+}
+
+// checkWarmupShape refuses a warm-up load that cannot run or has no
+// warm-up to shape, each in one line.
+func (p *Profile) checkWarmupShape() error {
+	l, w := &p.Loadgen, &p.Loadgen.WarmupShape
+	switch {
+	case w.Concurrency < 0 || p.set["warmup-concurrency"] && w.Concurrency == 0:
+		return fmt.Errorf("--warmup-concurrency %d: it must be at least 1", w.Concurrency)
+	case w.RequestRate < 0 || p.set["warmup-request-rate"] && w.RequestRate == 0:
+		return fmt.Errorf("--warmup-request-rate %g: it must be above 0 requests per second", w.RequestRate)
+	case w.ConcurrencyRamp < 0 || w.RateRamp < 0:
+		return errors.New("--warmup-concurrency-ramp-duration and --warmup-request-rate-ramp-duration cannot be negative")
+	}
+	switch w.ArrivalPattern {
+	case "", RateConstant, RatePoisson, RateGamma:
+	default:
+		return fmt.Errorf("--warmup-arrival-pattern %q: use constant, poisson or gamma", w.ArrivalPattern)
+	}
+	if w.Given() && l.WarmupRequestCount == 0 && l.WarmupDuration == 0 {
+		return errors.New("--warmup-concurrency, --warmup-request-rate, --warmup-arrival-pattern and the warm-up ramps shape the warm-up: add --warmup-request-count or --warmup-duration")
+	}
+	rated := w.RequestRate > 0 || w.RequestRate == 0 && l.RequestRate > 0
+	if (w.ArrivalPattern != "" || w.RateRamp > 0) && !rated {
+		return errors.New("--warmup-arrival-pattern and --warmup-request-rate-ramp-duration shape a warm-up sent at a rate: add --warmup-request-rate (or --request-rate)")
+	}
+	w.ConcurrencyRampSec, w.RateRampSec = w.ConcurrencyRamp.Seconds(), w.RateRamp.Seconds()
+	return nil
 }

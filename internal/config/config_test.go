@@ -107,6 +107,12 @@ func TestValidationErrors(t *testing.T) {
 		{[]string{"-m", "x", "--request-rate=-2"}, "--request-rate -2: it must be above 0"},
 		{[]string{"-m", "x", "--num-requests", "0"}, "--request-count 0: it must be at least 1"},
 		{[]string{"-m", "x", "--warmup-request-count", "-1"}, "cannot be negative"},
+		{[]string{"-m", "x", "--warmup-concurrency", "2"}, "add --warmup-request-count or --warmup-duration"},
+		{[]string{"-m", "x", "--warmup-request-count", "5", "--warmup-concurrency", "0"}, "--warmup-concurrency 0: it must be at least 1"},
+		{[]string{"-m", "x", "--warmup-duration", "5", "--warmup-request-rate", "0"}, "--warmup-request-rate 0: it must be above 0"},
+		{[]string{"-m", "x", "--warmup-request-count", "5", "--warmup-arrival-pattern", "burst"}, "--warmup-arrival-pattern \"burst\": use constant, poisson or gamma"},
+		{[]string{"-m", "x", "--warmup-request-count", "5", "--warmup-arrival-pattern", "constant"}, "add --warmup-request-rate (or --request-rate)"},
+		{[]string{"-m", "x", "--warmup-request-count", "5", "--warmup-concurrency-ramp-duration", "-1"}, "cannot be negative"},
 		{[]string{"-m", "x", "--url", "http://u:hunter2@[::1"}, "not a valid URL"},
 		{[]string{"-m", "x", "--url", "a:1", "--url", "http://a:1/"}, "--url http://a:1 is given twice"},
 		{[]string{"-m", "x", "--http-client", "curl"}, "--http-client \"curl\": use lean or net/http"},
@@ -425,5 +431,35 @@ func TestNumPrompts(t *testing.T) {
 	p, err := parse(t, "-m", "m", "--num-prompts", "7")
 	if err != nil || p.Input.NumDatasetEntries != 7 {
 		t.Fatalf("--num-prompts 7: %d, %v", p.Input.NumDatasetEntries, err)
+	}
+}
+
+// TestWarmupShapeFlags reads AIPerf's warm-up load flags into the
+// warm-up's shape, recorded in input_config under AIPerf's names, and
+// --num-warmup-sessions as the warm-up count.
+func TestWarmupShapeFlags(t *testing.T) {
+	p, err := parse(t, "-m", "x", "--concurrency", "16", "--num-warmup-sessions", "20", "--warmup-concurrency", "4",
+		"--warmup-request-rate", "8", "--warmup-arrival-pattern", "constant", "--warmup-request-rate-ramp-duration", "2.5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := p.Loadgen.WarmupShape
+	if p.Loadgen.WarmupRequestCount != 20 || w.Concurrency != 4 || w.RequestRate != 8 || w.ArrivalPattern != "constant" || w.RateRamp != 2500*time.Millisecond {
+		t.Fatalf("loadgen %+v", p.Loadgen)
+	}
+	b, err := json.Marshal(p.Loadgen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `"warmup_concurrency":4,"warmup_request_rate":8,"warmup_arrival_pattern":"constant","warmup_request_rate_ramp_duration":2.5`
+	if !strings.Contains(string(b), want) {
+		t.Errorf("loadgen JSON %s\nlacks %s", b, want)
+	}
+	p, err = parse(t, "-m", "x", "--warmup-request-count", "3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := json.Marshal(p.Loadgen); strings.Contains(string(b), "warmup_concurrency") {
+		t.Errorf("a warm-up without its own shape writes one: %s", b)
 	}
 }

@@ -114,8 +114,13 @@ func BindFlags(fs *flag.FlagSet, p *Profile) *Flags {
 	f.vars((*secondsValue)(&l.RateRamp), "Seconds to ramp the request rate up to --request-rate.", "request-rate-ramp-duration")
 
 	f.section("Warmup")
-	f.vars((*intValue)(&l.WarmupRequestCount), "Requests sent before measuring; excluded from metrics.", "warmup-request-count", "num-warmup-requests")
+	f.vars((*intValue)(&l.WarmupRequestCount), "Requests (sessions, for multi-turn) sent before measuring; excluded from metrics.", "warmup-request-count", "num-warmup-requests", "num-warmup-sessions")
 	f.vars((*secondsValue)(&l.WarmupDuration), "Longest duration of the warm-up, seconds (alone: warm up for that long).", "warmup-duration")
+	f.vars((*intValue)(&l.WarmupShape.Concurrency), "Warm-up concurrency; without it, --concurrency.", "warmup-concurrency")
+	f.vars((*floatValue)(&l.WarmupShape.RequestRate), "Warm-up request rate; without it, --request-rate.", "warmup-request-rate")
+	f.vars((*stringValue)(&l.WarmupShape.ArrivalPattern), "Warm-up arrival pattern, constant, poisson or gamma; without it, --arrival-pattern.", "warmup-arrival-pattern")
+	f.vars((*secondsValue)(&l.WarmupShape.ConcurrencyRamp), "Warm-up concurrency ramp, seconds; without it, --concurrency-ramp-duration.", "warmup-concurrency-ramp-duration")
+	f.vars((*secondsValue)(&l.WarmupShape.RateRamp), "Warm-up request-rate ramp, seconds; without it, --request-rate-ramp-duration.", "warmup-request-rate-ramp-duration")
 
 	f.section("Request Cancellation")
 	f.vars((*floatValue)(&l.CancellationRate), "Percentage of requests to cancel (0-100).", "request-cancellation-rate")

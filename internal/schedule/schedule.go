@@ -42,6 +42,9 @@ type Plan struct {
 	// WarmupDuration when that is set (then Warmup 0 means no count).
 	Warmup         int
 	WarmupDuration time.Duration
+	// WarmupShape, when set, loads the warm-up its own way: each of its
+	// non-zero fields replaces the plan's for the warm-up alone.
+	WarmupShape *Shape
 	// Duration, when set, stops issuing profiling sessions after that long.
 	Duration time.Duration
 	// Grace is how long requests in flight at Duration may still finish
@@ -58,6 +61,43 @@ type Plan struct {
 	// StartAt, when set, is when the first phase starts: the run waits
 	// for it, and starts at once (late) when it has passed.
 	StartAt time.Time
+}
+
+// Shape is a phase's load: how many in flight, how fast, how it ramps.
+type Shape struct {
+	Concurrency               int
+	Rate                      float64
+	Arrivals                  Arrivals
+	ConcurrencyRamp, RateRamp time.Duration
+}
+
+// warmupPlan is the plan the warm-up runs: the profiling phase's shape,
+// never a fixed schedule (a trace warms up one session at a time, one per
+// shard), with the warm-up's own shape over it.
+func (p Plan) warmupPlan() Plan {
+	warm := p
+	warm.Times = nil
+	if s := p.WarmupShape; s != nil {
+		if s.Concurrency > 0 {
+			warm.Concurrency = s.Concurrency
+		}
+		if s.Rate > 0 {
+			warm.Rate = s.Rate
+		}
+		if s.Arrivals != nil {
+			warm.Arrivals = s.Arrivals
+		}
+		if s.ConcurrencyRamp > 0 {
+			warm.ConcurrencyRamp = s.ConcurrencyRamp
+		}
+		if s.RateRamp > 0 {
+			warm.RateRamp = s.RateRamp
+		}
+	}
+	if warm.Rate == 0 && warm.Concurrency == 0 {
+		warm.Concurrency = max(1, p.Shard.Count)
+	}
+	return warm
 }
 
 // Shard is one part of a plan split over several processes: it owns
@@ -179,13 +219,7 @@ func Run(ctx context.Context, p Plan, send Sender, obs Observer) (Outcome, error
 		late = max(time.Since(p.StartAt), 0)
 	}
 	if (p.Warmup > 0 || p.WarmupDuration > 0) && ctx.Err() == nil {
-		warm := p
-		warm.Times = nil
-		if warm.Rate == 0 && warm.Concurrency == 0 {
-			// A fixed schedule warms up one at a time (one per shard).
-			warm.Concurrency = max(1, p.Shard.Count)
-		}
-		runPhase(ctx, warm, record.PhaseWarmup, 0, p.Warmup, p.WarmupDuration, phaseRand(p.Seed, record.PhaseWarmup), counted, obs)
+		runPhase(ctx, p.warmupPlan(), record.PhaseWarmup, 0, p.Warmup, p.WarmupDuration, phaseRand(p.Seed, record.PhaseWarmup), counted, obs)
 	}
 	if ctx.Err() == nil {
 		// The profiling jobs are numbered after the warm-up's: the plan's

@@ -310,3 +310,68 @@ func TestPoissonIntervalsKS(t *testing.T) {
 		t.Fatalf("KS distance %.4f", worst)
 	}
 }
+
+// TestWarmupShape runs a warm-up with its own load: 2 in flight while the
+// profiling phase keeps 6, then a warm-up at a constant 100 requests/s
+// before a profiling phase by concurrency, whose jobs are due exactly
+// 10 ms apart on the schedule.
+func TestWarmupShape(t *testing.T) {
+	var mu sync.Mutex
+	inFlight, peak := map[record.Phase]int{}, map[record.Phase]int{}
+	var warmDue []time.Time
+	send := func(ctx context.Context, j Job) {
+		mu.Lock()
+		inFlight[j.Phase]++
+		peak[j.Phase] = max(peak[j.Phase], inFlight[j.Phase])
+		if j.Phase == record.PhaseWarmup {
+			warmDue = append(warmDue, j.Due)
+		}
+		mu.Unlock()
+		time.Sleep(3 * time.Millisecond)
+		mu.Lock()
+		inFlight[j.Phase]--
+		mu.Unlock()
+	}
+	out, err := Run(context.Background(), Plan{Concurrency: 6, Count: 36, Warmup: 12, WarmupShape: &Shape{Concurrency: 2}}, send, Observer{})
+	if err != nil || out.Sent != 48 {
+		t.Fatalf("sent %d, err %v; want 48", out.Sent, err)
+	}
+	if peak[record.PhaseWarmup] != 2 || peak[record.PhaseProfiling] != 6 {
+		t.Errorf("peak in flight: warm-up %d (want 2), profiling %d (want 6)", peak[record.PhaseWarmup], peak[record.PhaseProfiling])
+	}
+
+	constant, err := NewArrivals("constant", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	warmDue = nil
+	out, err = Run(context.Background(), Plan{Concurrency: 4, Count: 8, Warmup: 6, WarmupShape: &Shape{Rate: 100, Arrivals: constant}}, send, Observer{})
+	if err != nil || out.Sent != 14 {
+		t.Fatalf("sent %d, err %v; want 14", out.Sent, err)
+	}
+	sort.Slice(warmDue, func(i, j int) bool { return warmDue[i].Before(warmDue[j]) })
+	for i := 1; i < len(warmDue); i++ {
+		if d := warmDue[i].Sub(warmDue[i-1]); d != 10*time.Millisecond {
+			t.Errorf("warm-up job %d due %v after the one before, want 10ms (100/s, constant)", i, d)
+		}
+	}
+}
+
+// TestWarmupPlan checks which of the profiling phase's settings a warm-up
+// shape replaces.
+func TestWarmupPlan(t *testing.T) {
+	base := Plan{Concurrency: 8, Rate: 20, ConcurrencyRamp: time.Second, Times: []time.Duration{0, time.Second}, Count: 2}
+	w := base.warmupPlan()
+	if w.Concurrency != 8 || w.Rate != 20 || w.ConcurrencyRamp != time.Second || w.Times != nil {
+		t.Errorf("no shape: %+v", w)
+	}
+	base.WarmupShape = &Shape{Concurrency: 3, RateRamp: 2 * time.Second}
+	w = base.warmupPlan()
+	if w.Concurrency != 3 || w.Rate != 20 || w.RateRamp != 2*time.Second || w.ConcurrencyRamp != time.Second {
+		t.Errorf("concurrency and rate ramp replaced: %+v", w)
+	}
+	trace := Plan{Times: []time.Duration{0}, Count: 1, Shard: Shard{Index: 1, Count: 3}}
+	if w := trace.warmupPlan(); w.Concurrency != 3 || w.Times != nil {
+		t.Errorf("a trace warms up one session per shard: %+v", w)
+	}
+}
