@@ -101,6 +101,9 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, inputError(ctx, err)
 	}
+	if err := fetchPublicDataset(ctx, &p); err != nil {
+		return nil, inputError(ctx, err)
+	}
 	in, err := buildInputs(p, seed, corpus)
 	if err != nil {
 		return nil, inputError(ctx, err)

@@ -268,6 +268,9 @@ func conversations(p config.Profile, seed uint64, corpus *dataset.Corpus) ([]dat
 	in := p.Input
 	var convs []dataset.Conversation
 	var err error
+	if in.PublicDataset != "" {
+		return publicConversations(p, corpus)
+	}
 	if in.File != "" {
 		convs, err = dataset.ReadFile(in.File, dataset.FileOptions{
 			Type: in.CustomDatasetType, Corpus: corpus, BlockSize: in.Prompt.BlockSize, Conversations: in.NumDatasetEntries, Seed: seed,

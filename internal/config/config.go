@@ -154,6 +154,8 @@ type Input struct {
 	// CustomDatasetType its format.
 	File              string `json:"file,omitempty"`
 	CustomDatasetType string `json:"custom_dataset_type,omitempty"`
+	// PublicDataset is --public-dataset and --public-dataset-path.
+	PublicInput
 	// SamplingStrategy orders the conversations: sequential, random or
 	// shuffle.
 	SamplingStrategy string `json:"dataset_sampling_strategy"`

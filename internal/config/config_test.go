@@ -121,7 +121,7 @@ func TestValidationErrors(t *testing.T) {
 		{[]string{"-m", "x", "--header", "NoColon"}, "Name:Value"},
 		{[]string{"-m", "x", "--tokenizer-revision", ""}, "cannot be empty"},
 		{[]string{"-m", "x", "--isl", "0"}, "at least 1"},
-		{[]string{"-m", "x", "--input-file", "f.jsonl", "--custom-dataset-type", "sharegpt"}, "use bailian_trace, burst_gpt_trace, inputs_json, mooncake_trace, multi_turn, random_pool, raw_payload, single_turn"},
+		{[]string{"-m", "x", "--input-file", "f.jsonl", "--custom-dataset-type", "sharegpt"}, "use bailian_trace, burst_gpt_trace, dag_jsonl, inputs_json, mooncake_trace, multi_turn, random_pool, raw_payload, sagemaker_data_capture, single_turn"},
 		{[]string{"-m", "x", "--dataset-sampling-strategy", "zigzag"}, "sequential, random or shuffle"},
 		{[]string{"-m", "x", "--fixed-schedule"}, "give --input-file"},
 		{[]string{"-m", "x", "--input-file", "f", "--fixed-schedule", "--no-fixed-schedule"}, "contradict"},

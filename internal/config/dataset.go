@@ -15,6 +15,9 @@ import (
 // prefix and system-prompt shapes.
 func (p *Profile) finishDataset() error {
 	in := &p.Input
+	if err := p.finishPublicDataset(); err != nil {
+		return err
+	}
 	if in.File != "" && !slices.Contains(dataset.Formats(), in.CustomDatasetType) {
 		return fmt.Errorf("--custom-dataset-type %q: use %s", in.CustomDatasetType, strings.Join(dataset.Formats(), ", "))
 	}

@@ -63,6 +63,7 @@ func BindFlags(fs *flag.FlagSet, p *Profile) *Flags {
 	f.vars((*appendValue)(&e.Headers), "Extra request header 'Name:Value'; repeatable.", "header", "H")
 	f.vars((*stringValue)(&in.File), "Dataset file (JSONL) to send instead of synthetic prompts; a directory of pools for random_pool.", "input-file")
 	f.vars((*stringValue)(&in.CustomDatasetType), "Format of --input-file: "+strings.Join(dataset.Formats(), ", ")+".", "custom-dataset-type")
+	f.bindPublicDatasetFlags()
 	f.vars((*stringValue)(&in.SamplingStrategy), "Order the conversations are sent in: sequential, random (with replacement) or shuffle.", "dataset-sampling-strategy")
 	f.vars(&seedValue{&in.RandomSeed}, "Seed for synthetic data and request timing, for reproducible runs.", "random-seed")
 

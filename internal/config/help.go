@@ -23,7 +23,7 @@ const mockGroup = "Simulated Server (with --mock)"
 // common are the flags -h/--help shows; --help-all shows every one.
 var common = map[string]bool{
 	"model": true, "url": true, "endpoint-type": true, "streaming": true, "api-key": true, "mock": true,
-	"tokenizer": true, "extra-inputs": true, "header": true, "input-file": true, "custom-dataset-type": true,
+	"tokenizer": true, "extra-inputs": true, "header": true, "input-file": true, "custom-dataset-type": true, "public-dataset": true,
 	"random-seed": true, "goodput": true,
 	"synthetic-input-tokens-mean": true, "synthetic-input-tokens-stddev": true,
 	"output-tokens-mean": true, "output-tokens-stddev": true,
@@ -64,7 +64,7 @@ var metavars = map[string]string{
 	"http-client": "{lean,net/http}", "server-timings": "{auto,off}",
 	"tokenizer": "NAME", "tokenizer-revision": "REVISION",
 	"extra-inputs": "NAME:VALUE ...", "header": "NAME:VALUE", "input-file": "PATH",
-	"custom-dataset-type": "TYPE", "dataset-sampling-strategy": "{sequential,random,shuffle}",
+	"custom-dataset-type": "TYPE", "public-dataset": "NAME", "public-dataset-path": "FILE", "dataset-sampling-strategy": "{sequential,random,shuffle}",
 	"goodput": "'TAG:VALUE ...'", "arrival-pattern": "{constant,poisson,gamma}",
 	"artifact-dir": "DIR", "profile-export-prefix": "PREFIX", "fail-on-verdict": "{suspect,invalid}", "export-level": "{summary,records}",
 	"server-metrics": "URL ...", "server-metrics-formats": "FORMAT ...",

@@ -49,6 +49,8 @@ type formatReader func(files []sourceFile, o FileOptions) ([]Conversation, error
 type format struct {
 	read formatReader
 	dir  func(name string) bool
+	// walk reads the directory's subdirectories too.
+	walk bool
 }
 
 var formats = map[string]format{
@@ -60,6 +62,35 @@ var formats = map[string]format{
 	"inputs_json":     {read: readInputsJSON},
 	"burst_gpt_trace": {read: readBurstGPT},
 	"bailian_trace":   {read: readBailian},
+
+	"sagemaker_data_capture": {read: readSageMaker, dir: func(name string) bool { return strings.HasSuffix(name, ".jsonl") }, walk: true},
+	"dag_jsonl":              {read: readDag},
+}
+
+// listDir lists the directory's files that fm reads, in lexical order,
+// its subdirectories' too when fm.walk. Hidden files and folders are
+// skipped.
+func listDir(root string, fm format) ([]string, error) {
+	var paths []string
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case p == root:
+			return nil
+		case strings.HasPrefix(d.Name(), "."):
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		case d.IsDir() && !fm.walk:
+			return filepath.SkipDir
+		case !d.IsDir() && fm.dir(d.Name()):
+			paths = append(paths, p)
+		}
+		return nil
+	})
+	return paths, err
 }
 
 // Formats lists the supported --custom-dataset-type values.
@@ -119,16 +150,10 @@ func ReadFile(path string, o FileOptions) ([]Conversation, error) {
 	var paths []string
 	if st.IsDir() {
 		if fm.dir == nil {
-			return nil, fmt.Errorf("--input-file %s is a directory; only %s read a directory, %s needs one file", path, strings.Join(dirFormats(), " and "), o.Type)
+			return nil, fmt.Errorf("--input-file %s is a directory; only %s read a directory, %s needs one file", path, strings.Join(dirFormats(), ", "), o.Type)
 		}
-		entries, err := os.ReadDir(path)
-		if err != nil {
+		if paths, err = listDir(path, fm); err != nil {
 			return nil, fmt.Errorf("--input-file: %w", err)
-		}
-		for _, e := range entries {
-			if !e.IsDir() && !strings.HasPrefix(e.Name(), ".") && fm.dir(e.Name()) {
-				paths = append(paths, filepath.Join(path, e.Name()))
-			}
 		}
 		if len(paths) == 0 {
 			return nil, fmt.Errorf("--input-file %s: the directory has no files", path)

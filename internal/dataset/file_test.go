@@ -237,7 +237,7 @@ func TestReadFileErrors(t *testing.T) {
 			t.Errorf("%s: error %q does not name the file", c.typ, err)
 		}
 	}
-	if _, err := ReadFile(filepath.Join("..", "..", "examples", "random_pool"), FileOptions{Type: "single_turn", Corpus: corpus}); err == nil || !strings.Contains(err.Error(), "only random_pool and raw_payload read a directory") {
+	if _, err := ReadFile(filepath.Join("..", "..", "examples", "random_pool"), FileOptions{Type: "single_turn", Corpus: corpus}); err == nil || !strings.Contains(err.Error(), "only random_pool, raw_payload, sagemaker_data_capture read a directory") {
 		t.Errorf("a directory for single_turn: %v", err)
 	}
 	if _, err := ReadFile(filepath.Join(t.TempDir(), "missing.jsonl"), FileOptions{Type: "single_turn", Corpus: corpus}); err == nil || !strings.Contains(err.Error(), "missing.jsonl") {

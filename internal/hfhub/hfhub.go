@@ -88,7 +88,7 @@ func Resolve(ctx context.Context, spec string, o Options) (string, error) {
 	if !repoID.MatchString(spec) || strings.Contains(spec, "..") {
 		return "", fmt.Errorf("tokenizer %q: no such file or folder, and not a Hugging Face model id", spec)
 	}
-	cached, tried := o.cached(spec)
+	cached, tried := o.cached(hubFile{repo: spec, name: TokenizerFile})
 	if cached != "" {
 		return cached, nil
 	}
@@ -96,22 +96,34 @@ func Resolve(ctx context.Context, spec string, o Options) (string, error) {
 	if off := o.env("HF_HUB_OFFLINE"); off != "" && off != "0" && !strings.EqualFold(off, "false") {
 		return "", fmt.Errorf("tokenizer %q: not in the Hugging Face cache (tried %s) and HF_HUB_OFFLINE is set: %s", spec, tried, fix)
 	}
-	path, err := o.download(ctx, spec)
+	path, err := o.download(ctx, hubFile{repo: spec, name: TokenizerFile})
 	if err != nil {
 		return "", fmt.Errorf("tokenizer %q: not in the Hugging Face cache (tried %s), and %v: %s", spec, tried, err, fix)
 	}
 	return path, nil
 }
 
-// repoFolder is the cache folder of a model: models--org--name.
-func (o Options) repoFolder(repo string) string {
-	return filepath.Join(o.CacheDir(), "models--"+strings.ReplaceAll(repo, "/", "--"))
+// hubFile is one file of a Hub repository: a model's, or a dataset's
+// when dataset is set.
+type hubFile struct {
+	repo, name string
+	dataset    bool
+}
+
+// repoFolder is the cache folder of a repository: models--org--name, or
+// datasets--org--name.
+func (o Options) repoFolder(f hubFile) string {
+	kind := "models--"
+	if f.dataset {
+		kind = "datasets--"
+	}
+	return filepath.Join(o.CacheDir(), kind+strings.ReplaceAll(f.repo, "/", "--"))
 }
 
 // cached looks the file up in the cache layout huggingface_hub writes:
 // refs/<revision> holds the commit, snapshots/<commit>/ the files.
-func (o Options) cached(repo string) (path, tried string) {
-	folder := o.repoFolder(repo)
+func (o Options) cached(f hubFile) (path, tried string) {
+	folder := o.repoFolder(f)
 	rev := o.revision()
 	commit := rev
 	if !commitHash.MatchString(rev) {
@@ -122,7 +134,7 @@ func (o Options) cached(repo string) (path, tried string) {
 		}
 		commit = strings.TrimSpace(string(data))
 	}
-	p := filepath.Join(folder, "snapshots", commit, TokenizerFile)
+	p := filepath.Join(folder, "snapshots", commit, filepath.FromSlash(f.name))
 	if _, err := os.Stat(p); err != nil {
 		return "", p
 	}
@@ -132,13 +144,16 @@ func (o Options) cached(repo string) (path, tried string) {
 // download fetches the file from the Hub (HF_ENDPOINT) into the cache,
 // sending HF_TOKEN when set. The token goes only into the request header:
 // never into a file, a log or an error.
-func (o Options) download(ctx context.Context, repo string) (string, error) {
+func (o Options) download(ctx context.Context, f hubFile) (string, error) {
 	endpoint := strings.TrimRight(o.env("HF_ENDPOINT"), "/")
 	if endpoint == "" {
 		endpoint = DefaultEndpoint
 	}
 	rev := o.revision()
-	u := endpoint + "/" + repo + "/resolve/" + url.PathEscape(rev) + "/" + TokenizerFile
+	u := endpoint + "/" + f.repo + "/resolve/" + url.PathEscape(rev) + "/" + f.name
+	if f.dataset {
+		u = endpoint + "/datasets/" + f.repo + "/resolve/" + url.PathEscape(rev) + "/" + f.name
+	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
@@ -172,9 +187,9 @@ func (o Options) download(ctx context.Context, repo string) (string, error) {
 		if token != "" {
 			hint = "the HF_TOKEN given has no access to it"
 		}
-		return "", fmt.Errorf("the Hub refused the download from %s (HTTP %d: a gated or private model; %s)", endpoint, resp.StatusCode, hint)
+		return "", fmt.Errorf("the Hub refused the download from %s (HTTP %d: a gated or private %s; %s)", endpoint, resp.StatusCode, f.kind(), hint)
 	case resp.StatusCode == http.StatusNotFound:
-		return "", fmt.Errorf("the Hub at %s has no %s for revision %q (HTTP 404)", endpoint, TokenizerFile, rev)
+		return "", fmt.Errorf("the Hub at %s has no %s for revision %q (HTTP 404)", endpoint, f.name, rev)
 	case resp.StatusCode != http.StatusOK:
 		return "", fmt.Errorf("download from %s failed: HTTP %d", endpoint, resp.StatusCode)
 	}
@@ -186,12 +201,11 @@ func (o Options) download(ctx context.Context, repo string) (string, error) {
 			return "", fmt.Errorf("download from %s failed: the answer has no X-Repo-Commit header", endpoint)
 		}
 	}
-	folder := o.repoFolder(repo)
-	snap := filepath.Join(folder, "snapshots", commit)
-	if err := os.MkdirAll(snap, 0o755); err != nil {
+	folder := o.repoFolder(f)
+	dst := filepath.Join(folder, "snapshots", commit, filepath.FromSlash(f.name))
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return "", fmt.Errorf("cache: %w", err)
 	}
-	dst := filepath.Join(snap, TokenizerFile)
 	if err := writeAtomically(dst, resp.Body); err != nil {
 		return "", fmt.Errorf("download from %s failed: %w", endpoint, err)
 	}
