@@ -119,9 +119,11 @@ func planOf(p config.Profile, in *inputs, seed uint64) (schedule.Plan, error) {
 		Concurrency: l.Concurrency, Rate: l.RequestRate, Arrivals: arrivals, ConcurrencyRamp: l.ConcurrencyRamp, RateRamp: l.RateRamp,
 		Count: in.sessions, Warmup: l.WarmupRequestCount, WarmupDuration: l.WarmupDuration, Duration: l.BenchmarkDuration, Grace: l.GracePeriod, Seed: seed,
 		Shard: schedule.Shard{Index: p.Shard.Index, Count: p.Shard.Count}, StartAt: p.Shard.StartAt,
+		PrefillConcurrency: l.PrefillConcurrency, PrefillRamp: l.PrefillRamp,
 	}
 	if w := l.WarmupShape; w.Given() {
-		shape := &schedule.Shape{Concurrency: w.Concurrency, Rate: w.RequestRate, ConcurrencyRamp: w.ConcurrencyRamp, RateRamp: w.RateRamp}
+		shape := &schedule.Shape{Concurrency: w.Concurrency, Rate: w.RequestRate, ConcurrencyRamp: w.ConcurrencyRamp, RateRamp: w.RateRamp,
+			PrefillConcurrency: w.PrefillConcurrency, PrefillRamp: w.PrefillRamp}
 		if w.ArrivalPattern != "" {
 			if shape.Arrivals, err = schedule.NewArrivals(w.ArrivalPattern, cmp.Or(l.ArrivalSmoothness, 1)); err != nil {
 				return schedule.Plan{}, err

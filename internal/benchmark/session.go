@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/llmbench/llmbench/internal/client"
 	"github.com/llmbench/llmbench/internal/config"
 	"github.com/llmbench/llmbench/internal/dataset"
 	"github.com/llmbench/llmbench/internal/endpoint"
@@ -94,6 +95,16 @@ func (q *requester) send(ctx context.Context, job schedule.Job) {
 		} else {
 			body, err = q.in.body(q.p, q.in.turnModels[ci][t], ci, t, history)
 		}
+		// A prefill cap (--prefill-concurrency) holds the request until a
+		// slot frees, as AIPerf's gate holds its credit: the credit is
+		// issued then, and the request is no longer on a fixed schedule.
+		release, waited, ok := job.Prefill.Acquire(job.Issuing)
+		if !ok {
+			return
+		}
+		if waited {
+			due, scheduled = time.Now(), false
+		}
 		r := &record.Record{
 			SessionNum: int(n), ConversationID: conv.ID, CorrelationID: correlationID, TurnIndex: t, XRequestID: d.requestID, Phase: job.Phase,
 			InputTokens: historyTokens + turn.InputTokens, RequestedOutputTokens: turn.MaxTokens, Scheduled: scheduled,
@@ -110,10 +121,11 @@ func (q *requester) send(ctx context.Context, job schedule.Job) {
 			r.StartPerf, r.EndPerf = q.clock.Now(), q.clock.Now()
 			r.Err = &record.Error{Type: record.ErrMalformed, Message: "build the request body: " + err.Error()}
 		case d.cancel:
-			q.clients.pick(n).DoCancelAfter(ctx, r, body, q.p.Loadgen.CancellationDelay)
+			q.clients.pick(n).DoCancelAfter(prefillContext(ctx, job, release), r, body, q.p.Loadgen.CancellationDelay)
 		default:
-			q.clients.pick(n).Do(ctx, r, body)
+			q.clients.pick(n).Do(prefillContext(ctx, job, release), r, body)
 		}
+		release() // no first token came
 		if r.Valid() {
 			q.counters.Completed.Add(1)
 		} else {
@@ -128,6 +140,15 @@ func (q *requester) send(ctx context.Context, job schedule.Job) {
 			return
 		}
 	}
+}
+
+// prefillContext is ctx, whose request frees its prefill slot at its
+// first token when the job passes a prefill gate.
+func prefillContext(ctx context.Context, job schedule.Job, release func()) context.Context {
+	if job.Prefill == nil {
+		return ctx
+	}
+	return client.WithFirstToken(ctx, release)
 }
 
 // audioSeconds is the length of the clips a request sends.

@@ -504,6 +504,7 @@ func (c *Client) readStream(a attempt, rec *record.Record, rr *responseReader) {
 	}()
 	head, sr, dec := &rr.head, rr.sse, rr.dec
 	events, done, finish := 0, false, ""
+	firstToken := firstTokenHook(a.ctx)
 	// usageLast: the last chunk carried usage, which a server sends after
 	// the content (OpenAI's stream_options.include_usage): a stream that
 	// ends cleanly right after it arrived whole, [DONE] or not.
@@ -544,6 +545,10 @@ func (c *Client) readStream(a attempt, rec *record.Record, rr *responseReader) {
 		}
 		if ch.HasContent() {
 			rec.ResponsePerfs = append(rec.ResponsePerfs, now)
+			if firstToken != nil {
+				firstToken()
+				firstToken = nil
+			}
 			if len(ch.Text) > 0 && rec.FirstOutputPerf == 0 {
 				rec.FirstOutputPerf = now
 			}

@@ -235,6 +235,12 @@ type Loadgen struct {
 	// RequestCountGiven says --request-count was on the command line (a
 	// multi-turn run otherwise sends every conversation once).
 	RequestCountGiven bool `json:"-"`
+	// PrefillConcurrency caps the requests waiting for their first token
+	// (AIPerf's --prefill-concurrency; 0: no cap), its slots opened over
+	// PrefillRamp.
+	PrefillConcurrency int           `json:"prefill_concurrency,omitempty"`
+	PrefillRamp        time.Duration `json:"-"`
+	PrefillRampSec     float64       `json:"prefill_concurrency_ramp_duration,omitempty"`
 	// WarmupShape is the warm-up's own load (AIPerf's --warmup-concurrency
 	// and kin, flat in input_config under AIPerf's names); a zero field
 	// takes the profiling phase's value.
@@ -251,11 +257,15 @@ type WarmupShape struct {
 	RateRamp           time.Duration `json:"-"`
 	ConcurrencyRampSec float64       `json:"warmup_concurrency_ramp_duration,omitempty"`
 	RateRampSec        float64       `json:"warmup_request_rate_ramp_duration,omitempty"`
+	PrefillConcurrency int           `json:"warmup_prefill_concurrency,omitempty"`
+	PrefillRamp        time.Duration `json:"-"`
+	PrefillRampSec     float64       `json:"warmup_prefill_concurrency_ramp_duration,omitempty"`
 }
 
 // Given reports a warm-up shaped otherwise than the profiling phase.
 func (w WarmupShape) Given() bool {
-	return w.Concurrency != 0 || w.RequestRate != 0 || w.ArrivalPattern != "" || w.ConcurrencyRamp != 0 || w.RateRamp != 0
+	return w.Concurrency != 0 || w.RequestRate != 0 || w.ArrivalPattern != "" || w.ConcurrencyRamp != 0 || w.RateRamp != 0 ||
+		w.PrefillConcurrency != 0 || w.PrefillRamp != 0
 }
 
 // MultiRun repeats the profile for confidence intervals.
@@ -598,6 +608,9 @@ func (p *Profile) Finish() error {
 	if err := p.checkWarmupShape(); err != nil {
 		return err
 	}
+	if err := p.checkPrefillConcurrency(); err != nil {
+		return err
+	}
 	l.ConcurrencyRampSec, l.RateRampSec, l.WarmupDurationSec = l.ConcurrencyRamp.Seconds(), l.RateRamp.Seconds(), l.WarmupDuration.Seconds()
 	l.CancellationDelaySec = l.CancellationDelay.Seconds()
 	if l.Concurrency == 0 && l.RequestRate == 0 {
@@ -879,8 +892,8 @@ func (p *Profile) checkWarmupShape() error {
 		return fmt.Errorf("--warmup-concurrency %d: it must be at least 1", w.Concurrency)
 	case w.RequestRate < 0 || p.set["warmup-request-rate"] && w.RequestRate == 0:
 		return fmt.Errorf("--warmup-request-rate %g: it must be above 0 requests per second", w.RequestRate)
-	case w.ConcurrencyRamp < 0 || w.RateRamp < 0:
-		return errors.New("--warmup-concurrency-ramp-duration and --warmup-request-rate-ramp-duration cannot be negative")
+	case w.ConcurrencyRamp < 0 || w.RateRamp < 0 || w.PrefillRamp < 0:
+		return errors.New("--warmup-concurrency-ramp-duration, --warmup-request-rate-ramp-duration and --warmup-prefill-concurrency-ramp-duration cannot be negative")
 	}
 	switch w.ArrivalPattern {
 	case "", RateConstant, RatePoisson, RateGamma:
@@ -894,6 +907,30 @@ func (p *Profile) checkWarmupShape() error {
 	if (w.ArrivalPattern != "" || w.RateRamp > 0) && !rated {
 		return errors.New("--warmup-arrival-pattern and --warmup-request-rate-ramp-duration shape a warm-up sent at a rate: add --warmup-request-rate (or --request-rate)")
 	}
-	w.ConcurrencyRampSec, w.RateRampSec = w.ConcurrencyRamp.Seconds(), w.RateRamp.Seconds()
+	w.ConcurrencyRampSec, w.RateRampSec, w.PrefillRampSec = w.ConcurrencyRamp.Seconds(), w.RateRamp.Seconds(), w.PrefillRamp.Seconds()
+	return nil
+}
+
+// checkPrefillConcurrency refuses a prefill cap that cannot work, each in
+// one line: it is freed by the first token, which only a stream shows.
+func (p *Profile) checkPrefillConcurrency() error {
+	l, w := &p.Loadgen, &p.Loadgen.WarmupShape
+	switch {
+	case l.PrefillConcurrency < 0 || p.set["prefill-concurrency"] && l.PrefillConcurrency == 0:
+		return fmt.Errorf("--prefill-concurrency %d: it must be at least 1", l.PrefillConcurrency)
+	case w.PrefillConcurrency < 0 || p.set["warmup-prefill-concurrency"] && w.PrefillConcurrency == 0:
+		return fmt.Errorf("--warmup-prefill-concurrency %d: it must be at least 1", w.PrefillConcurrency)
+	case l.PrefillRamp < 0:
+		return errors.New("--prefill-concurrency-ramp-duration cannot be negative")
+	case l.PrefillRamp > 0 && l.PrefillConcurrency == 0:
+		return errors.New("--prefill-concurrency-ramp-duration ramps --prefill-concurrency; give one")
+	case w.PrefillRamp > 0 && l.PrefillConcurrency == 0 && w.PrefillConcurrency == 0:
+		return errors.New("--warmup-prefill-concurrency-ramp-duration ramps a prefill cap; give --warmup-prefill-concurrency or --prefill-concurrency")
+	case (l.PrefillConcurrency > 0 || w.PrefillConcurrency > 0) && !p.Endpoint.Streaming:
+		return errors.New("--prefill-concurrency frees a slot at a request's first token, which only a stream shows: add --streaming")
+	case l.PrefillConcurrency > 0 && p.set["concurrency"] && l.PrefillConcurrency > l.Concurrency:
+		return fmt.Errorf("--prefill-concurrency %d is above --concurrency %d: a request in prefill is in flight, so at most %d can be", l.PrefillConcurrency, l.Concurrency, l.Concurrency)
+	}
+	l.PrefillRampSec = l.PrefillRamp.Seconds()
 	return nil
 }

@@ -113,6 +113,8 @@ func BindFlags(fs *flag.FlagSet, p *Profile) *Flags {
 	f.sweepVars((*intValue)(&l.RequestCount), "Number of requests to measure.", "request-count", "num-requests")
 	f.vars((*secondsValue)(&l.ConcurrencyRamp), "Seconds to ramp the concurrency from 1 to --concurrency.", "concurrency-ramp-duration")
 	f.vars((*secondsValue)(&l.RateRamp), "Seconds to ramp the request rate up to --request-rate.", "request-rate-ramp-duration")
+	f.vars((*intValue)(&l.PrefillConcurrency), "Most requests waiting for their first token at once (needs --streaming).", "prefill-concurrency")
+	f.vars((*secondsValue)(&l.PrefillRamp), "Seconds to ramp the prefill concurrency from 1 to --prefill-concurrency.", "prefill-concurrency-ramp-duration")
 
 	f.section("Warmup")
 	f.vars((*intValue)(&l.WarmupRequestCount), "Requests (sessions, for multi-turn) sent before measuring; excluded from metrics.", "warmup-request-count", "num-warmup-requests", "num-warmup-sessions")
@@ -122,6 +124,8 @@ func BindFlags(fs *flag.FlagSet, p *Profile) *Flags {
 	f.vars((*stringValue)(&l.WarmupShape.ArrivalPattern), "Warm-up arrival pattern, constant, poisson or gamma; without it, --arrival-pattern.", "warmup-arrival-pattern")
 	f.vars((*secondsValue)(&l.WarmupShape.ConcurrencyRamp), "Warm-up concurrency ramp, seconds; without it, --concurrency-ramp-duration.", "warmup-concurrency-ramp-duration")
 	f.vars((*secondsValue)(&l.WarmupShape.RateRamp), "Warm-up request-rate ramp, seconds; without it, --request-rate-ramp-duration.", "warmup-request-rate-ramp-duration")
+	f.vars((*intValue)(&l.WarmupShape.PrefillConcurrency), "Warm-up prefill concurrency; without it, --prefill-concurrency.", "warmup-prefill-concurrency")
+	f.vars((*secondsValue)(&l.WarmupShape.PrefillRamp), "Warm-up prefill-concurrency ramp, seconds; without it, --prefill-concurrency-ramp-duration.", "warmup-prefill-concurrency-ramp-duration")
 
 	f.section("Request Cancellation")
 	f.vars((*floatValue)(&l.CancellationRate), "Percentage of requests to cancel (0-100).", "request-cancellation-rate")

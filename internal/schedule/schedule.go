@@ -42,6 +42,10 @@ type Plan struct {
 	// WarmupDuration when that is set (then Warmup 0 means no count).
 	Warmup         int
 	WarmupDuration time.Duration
+	// PrefillConcurrency caps the requests waiting for their first token
+	// (0: no cap); its slots open one by one over PrefillRamp.
+	PrefillConcurrency int
+	PrefillRamp        time.Duration
 	// WarmupShape, when set, loads the warm-up its own way: each of its
 	// non-zero fields replaces the plan's for the warm-up alone.
 	WarmupShape *Shape
@@ -69,6 +73,8 @@ type Shape struct {
 	Rate                      float64
 	Arrivals                  Arrivals
 	ConcurrencyRamp, RateRamp time.Duration
+	PrefillConcurrency        int
+	PrefillRamp               time.Duration
 }
 
 // warmupPlan is the plan the warm-up runs: the profiling phase's shape,
@@ -92,6 +98,12 @@ func (p Plan) warmupPlan() Plan {
 		}
 		if s.RateRamp > 0 {
 			warm.RateRamp = s.RateRamp
+		}
+		if s.PrefillConcurrency > 0 {
+			warm.PrefillConcurrency = s.PrefillConcurrency
+		}
+		if s.PrefillRamp > 0 {
+			warm.PrefillRamp = s.PrefillRamp
 		}
 	}
 	if warm.Rate == 0 && warm.Concurrency == 0 {
@@ -141,6 +153,10 @@ func (p Plan) Validate() error {
 		return errors.New("schedule: need a request count or a duration")
 	case p.Shard.Count > 1 && (p.Shard.Index < 0 || p.Shard.Index >= p.Shard.Count):
 		return fmt.Errorf("schedule: shard %d of %d", p.Shard.Index, p.Shard.Count)
+	case p.PrefillConcurrency < 0 || p.PrefillRamp < 0:
+		return errors.New("schedule: negative prefill concurrency or ramp")
+	case p.Shard.Count > 1 && p.PrefillConcurrency > 0 && p.PrefillConcurrency < p.Shard.Count:
+		return fmt.Errorf("--prefill-concurrency %d cannot be split over %d shards: every shard needs at least one prefill slot", p.PrefillConcurrency, p.Shard.Count)
 	case p.Shard.Count > 1 && p.Count > 0 && p.Count < p.Shard.Count:
 		return fmt.Errorf("%d requests cannot be split over %d shards: every shard needs at least one (fewer shards, or more requests)", p.Count, p.Shard.Count)
 	case p.Shard.Count > 1 && p.Times == nil && (p.Rate == 0 || p.Concurrency > 0) && p.Concurrency < p.Shard.Count:
@@ -174,6 +190,9 @@ type Job struct {
 	// too, so they are not sent after it, while the turn in flight may
 	// finish in the grace period.
 	Issuing context.Context
+	// Prefill, when the plan caps prefill concurrency, is the gate every
+	// request of the job passes before it is sent (nil: none).
+	Prefill *PrefillGate
 }
 
 // Sender sends one request and records it, returning when it is done. It
@@ -263,6 +282,16 @@ func runPhase(ctx context.Context, p Plan, phase record.Phase, first, count int,
 		defer t2.Stop()
 	}
 
+	if p.PrefillConcurrency > 0 {
+		// A shard holds its part of the slots, as of the concurrency's.
+		gate := newPrefillGate(p.Shard.Part(p.PrefillConcurrency), p.PrefillRamp, start)
+		defer gate.close()
+		inner := send
+		send = func(ctx context.Context, j Job) {
+			j.Prefill = gate
+			inner(ctx, j)
+		}
+	}
 	switch {
 	case p.Times != nil:
 		times := p.Times
