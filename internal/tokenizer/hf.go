@@ -25,9 +25,10 @@ type HF struct {
 	raw, normalized *addedTrie
 	norm            normalizer
 	pre             preTokenizer
-	// The model is one of model (BPE) and wordPiece.
+	// The model is one of model (BPE), wordPiece and unigram.
 	model     *bpe
 	wordPiece *wordPiece
+	unigram   *unigram
 	// pieces is each id's text for Decode: raw bytes for a byte-level
 	// vocabulary, with "▁" for spaces otherwise, as written for WordPiece.
 	pieces []string
@@ -45,6 +46,7 @@ type hfScratch struct {
 	words       []string
 	pieces      pieceScratch
 	ids         []int32
+	unigram     unigramScratch
 }
 
 // Name is the tokenizer's name: the model id or path it was loaded from.
@@ -124,12 +126,12 @@ func (t *HF) appendIDs(dst []int32, text string, sc *hfScratch) []int32 {
 				continue
 			}
 			if t.pre == nil {
-				dst = t.appendWord(dst, in.text)
+				dst = t.appendWord(dst, in.text, sc)
 				continue
 			}
 			sc.words = t.pre.split(sc.words[:0], in.text, seg.start == 0 && in.start == 0, &sc.pieces)
 			for _, w := range sc.words {
-				dst = t.appendWord(dst, w)
+				dst = t.appendWord(dst, w, sc)
 			}
 		}
 	}
@@ -137,7 +139,10 @@ func (t *HF) appendIDs(dst []int32, text string, sc *hfScratch) []int32 {
 }
 
 // appendWord appends the tokens of one pre-tokenized word.
-func (t *HF) appendWord(dst []int32, w string) []int32 {
+func (t *HF) appendWord(dst []int32, w string, sc *hfScratch) []int32 {
+	if t.unigram != nil {
+		return t.unigram.appendWord(dst, w, &sc.unigram)
+	}
 	if t.wordPiece != nil {
 		return t.wordPiece.appendWord(dst, w)
 	}
@@ -169,6 +174,7 @@ type tokenizerJSON struct {
 		EndOfWordSuffix         *string  `json:"end_of_word_suffix"`
 		FuseUnk                 bool     `json:"fuse_unk"`
 		ByteFallback            bool     `json:"byte_fallback"`
+		UnkID                   *int     `json:"unk_id"`
 		IgnoreMerges            bool     `json:"ignore_merges"`
 		MaxInputCharsPerWord    *int     `json:"max_input_chars_per_word"`
 		// Vocab is read once the type is known: Unigram's is a list of
@@ -207,15 +213,22 @@ func ParseHF(data []byte, name string) (*HF, error) {
 		return nil, errors.New(`no "model" with a "type" and a "vocab": not a Hugging Face tokenizer.json`)
 	case m.Type == "":
 		return nil, unsupported("model", "(no type, no merges)")
-	case m.Type != "BPE" && m.Type != "WordPiece":
+	case m.Type != "BPE" && m.Type != "WordPiece" && m.Type != "Unigram":
 		return nil, unsupported("model", m.Type)
 	}
 	var vocab map[string]int32
-	if err := json.Unmarshal(m.Vocab, &vocab); err != nil {
-		return nil, fmt.Errorf("%s vocab: %w", m.Type, err)
-	}
-	if len(vocab) == 0 {
-		return nil, fmt.Errorf("the %s vocabulary is empty: no text could be counted with it", m.Type)
+	var uniVocab unigramVocab
+	if m.Type == "Unigram" {
+		if err := json.Unmarshal(m.Vocab, &uniVocab); err != nil {
+			return nil, fmt.Errorf("Unigram vocab: %w", err)
+		}
+	} else {
+		if err := json.Unmarshal(m.Vocab, &vocab); err != nil {
+			return nil, fmt.Errorf("%s vocab: %w", m.Type, err)
+		}
+		if len(vocab) == 0 {
+			return nil, fmt.Errorf("the %s vocabulary is empty: no text could be counted with it", m.Type)
+		}
 	}
 	if m.Type == "BPE" {
 		if err := checkBPEOptions(&j); err != nil {
@@ -233,7 +246,15 @@ func ParseHF(data []byte, name string) (*HF, error) {
 	t := &HF{name: name, norm: norm, pre: pre}
 	// pieces are the model's tokens by their text, for Decode.
 	var pieces map[string]int32
-	if m.Type == "WordPiece" {
+	if m.Type == "Unigram" {
+		if byteLevel {
+			return nil, errors.New("a Unigram model after a ByteLevel pre-tokenizer is not supported")
+		}
+		if t.unigram, err = newUnigram(uniVocab, m.UnkID, m.ByteFallback); err != nil {
+			return nil, err
+		}
+		pieces = t.unigram.ids
+	} else if m.Type == "WordPiece" {
 		if byteLevel {
 			return nil, errors.New("a WordPiece model after a ByteLevel pre-tokenizer is not supported")
 		}
@@ -268,7 +289,7 @@ func ParseHF(data []byte, name string) (*HF, error) {
 	// Ids index a table: a negative one, or one far beyond the number of
 	// tokens (a damaged file), is an error, not a panic or a huge table.
 	if limit := 2*(len(m.Vocab)+len(j.AddedTokens)) + 256; maxID >= int32(limit) {
-		return nil, fmt.Errorf("token id %d is far beyond the %d tokens declared", maxID, len(vocab)+len(j.AddedTokens))
+		return nil, fmt.Errorf("token id %d is far beyond the %d tokens declared", maxID, len(pieces)+len(j.AddedTokens))
 	}
 	for _, a := range j.AddedTokens {
 		if a.ID < 0 {
@@ -280,6 +301,9 @@ func ParseHF(data []byte, name string) (*HF, error) {
 	for s, id := range pieces {
 		t.pieces[id] = s
 	}
+	for id, p := range uniVocab {
+		t.pieces[id] = p.piece // a repeated piece has each of its ids
+	}
 	if t.model != nil {
 		for b, id := range t.model.fallbackIDs {
 			if id >= 0 && t.model.byteFallback {
@@ -287,10 +311,17 @@ func ParseHF(data []byte, name string) (*HF, error) {
 			}
 		}
 	}
+	if t.unigram != nil {
+		for b, id := range t.unigram.fallbackIDs {
+			if id >= 0 && t.unigram.byteFallback {
+				t.pieces[id] = string([]byte{byte(b)})
+			}
+		}
+	}
 	for _, a := range j.AddedTokens {
 		t.pieces[a.ID] = a.Content
 	}
-	if t.model != nil && !byteLevel {
+	if (t.model != nil || t.unigram != nil) && !byteLevel {
 		t.spaceMark, t.stripLead = spaceMarkOf(norm, pre)
 	}
 	return t, nil

@@ -2,6 +2,7 @@ package tokenizer
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"unicode"
@@ -106,6 +107,8 @@ type normalizerJSON struct {
 	HandleChineseChars *bool `json:"handle_chinese_chars"`
 	StripAccents       *bool `json:"strip_accents"`
 	Lowercase          *bool `json:"lowercase"`
+	// Precompiled's SentencePiece charsmap, base64.
+	PrecompiledCharsmap *string `json:"precompiled_charsmap"`
 }
 
 func orTrue(b *bool) bool { return b == nil || *b }
@@ -147,6 +150,11 @@ func parseNormalizer(raw json.RawMessage) (normalizer, error) {
 		return n, nil
 	case "Lowercase":
 		return lowercaseNorm{}, nil
+	case "Precompiled":
+		if j.PrecompiledCharsmap == nil {
+			return nil, errors.New("normalizer Precompiled has no precompiled_charsmap")
+		}
+		return parsePrecompiled(*j.PrecompiledCharsmap)
 	case "StripAccents":
 		return stripAccentsNorm{}, nil
 	case "Sequence":
@@ -175,7 +183,7 @@ func unsupported(kind, typ string) error {
 }
 
 var supportedList = map[string]string{
-	"normalizer":    "NFC, NFD, NFKC, NFKD, Prepend, Replace, Strip, BertNormalizer, Lowercase, StripAccents, Sequence",
+	"normalizer":    "NFC, NFD, NFKC, NFKD, Prepend, Replace, Strip, BertNormalizer, Lowercase, StripAccents, Precompiled, Sequence",
 	"pre-tokenizer": "ByteLevel, Split, Metaspace, Digits, WhitespaceSplit, BertPreTokenizer, Sequence",
-	"model":         "BPE, WordPiece",
+	"model":         "BPE, WordPiece, Unigram",
 }

@@ -194,6 +194,9 @@ type metaspace struct {
 }
 
 func (ms metaspace) split(dst []string, s string, first bool, sc *pieceScratch) []string {
+	if s == "" {
+		return dst // nothing to prepend to (a normalizer emptied the text)
+	}
 	s = strings.ReplaceAll(s, " ", ms.replacement)
 	if !strings.HasPrefix(s, ms.replacement) && (ms.prepend == "always" || ms.prepend == "first" && first) {
 		s = ms.replacement + s
@@ -229,7 +232,21 @@ func (d digits) split(dst []string, s string, _ bool, sc *pieceScratch) []string
 type whitespaceSplit struct{}
 
 func (whitespaceSplit) split(dst []string, s string, _ bool, _ *pieceScratch) []string {
-	return append(dst, strings.FieldsFunc(s, unicode.IsSpace)...)
+	start := -1
+	for i, r := range s {
+		if unicode.IsSpace(r) {
+			if start >= 0 {
+				dst = append(dst, s[start:i])
+				start = -1
+			}
+		} else if start < 0 {
+			start = i
+		}
+	}
+	if start >= 0 {
+		dst = append(dst, s[start:])
+	}
+	return dst
 }
 
 // preTokenizerSeq applies each pre-tokenizer to every piece of the last.
