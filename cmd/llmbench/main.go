@@ -100,6 +100,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return plotCommand(args[2:], stdout, stderr)
 	case "merge":
 		return mergeCommand(args[2:], stdout, stderr)
+	case "config":
+		return configCommand(args[2:], stdout, stderr)
 	case "analyze-trace":
 		return analyzeTraceCommand(args[2:], stdout, stderr)
 	case "synthesize":
@@ -122,6 +124,8 @@ func usage(w io.Writer) {
 Usage:
   llmbench profile --model M [--url http://host:port] [flags]   run a benchmark
   llmbench profile --model M --mock [flags]                       benchmark the built-in simulated server
+  llmbench profile --config FILE [flags]                          run an AIPerf YAML config (-f FILE); flags override it
+  llmbench config validate|expand --config-file FILE              check a YAML config, or list its sweep's variations
   llmbench compare BASE NEW [--fail-on GATE ...]                  did NEW get better or worse than BASE, or is it noise?
   llmbench plot DIR... [--png]                                    draw report.html (and PNGs) from artifact folders
   llmbench merge DIR... --output DIR                              merge the shards of a run (profile --shard-count)
@@ -287,7 +291,11 @@ func parseProfile(args []string, overrides [][2]string) (config.Profile, mockser
 	flags := config.BindFlags(fs, &p)
 	mock := mockserver.DefaultConfig()
 	mock.BindFlags(fs, "mock-")
-	if err := fs.Parse(config.ExpandListArgs(args[2:], config.ListFlags)); err != nil {
+	flagArgs, _, err := withConfigFile(args[2:], os.LookupEnv) // --config FILE: configcmd.go
+	if err != nil {
+		return p, mock, err
+	}
+	if err := fs.Parse(config.ExpandListArgs(flagArgs, config.ListFlags)); err != nil {
 		return p, mock, err
 	}
 	if fs.NArg() > 0 {

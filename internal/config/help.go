@@ -100,6 +100,8 @@ func (f *Flags) WriteHelp(w io.Writer, cmd string, all bool) {
 	} else {
 		fmt.Fprintf(w, "Common flags, in AIPerf's groups; '%s --help-all' lists all %d.\n", cmd, len(entries))
 	}
+	// --config is read before the flags are (cmd/llmbench/configcmd.go).
+	fmt.Fprintln(w, "  --config FILE  (-f)\n      An AIPerf YAML config (schema 2.0), read as the flags it stands for;\n      flags given with it override it.")
 	group := ""
 	for _, h := range entries {
 		if !all && !common[h.names[0]] {
