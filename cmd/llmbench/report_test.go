@@ -273,7 +273,7 @@ func TestExportLevelSummary(t *testing.T) {
 		t.Errorf("the report does not say why it has no per-request charts (%v)", err)
 	}
 	stderr.Reset()
-	if code := run([]string{"llmbench", "profile", "--mock", "--model", "m", "--export-level", "raw"}, &stdout, &stderr); code != exitUsage || !strings.Contains(stderr.String(), "--export-level raw") {
-		t.Errorf("--export-level raw: exit %d, %q; want exit 2 naming it", code, stderr.String())
+	if code := run([]string{"llmbench", "profile", "--mock", "--model", "m", "--export-level", "everything"}, &stdout, &stderr); code != exitUsage || !strings.Contains(stderr.String(), "use summary, records or raw") {
+		t.Errorf("--export-level everything: exit %d, %q; want exit 2 naming the levels", code, stderr.String())
 	}
 }

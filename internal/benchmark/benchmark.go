@@ -130,7 +130,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		}
 	}
 	dir, names, clock := p.Output.ArtifactDir, export.ProfileFiles(p.Output.ExportPrefix), opts.Shared.runClock()
-	records, err := newRecordWriter(p, dir, names, clock)
+	records, err := newRecordWriter(p, dir, names, clock, opts.Redactor)
 	if err != nil {
 		return nil, err
 	}

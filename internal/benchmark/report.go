@@ -27,11 +27,21 @@ func writeReport(dir string, names export.Files, opts Options, res *Result) {
 	res.Files = append(res.Files, filepath.Base(names.Report))
 }
 
-// newRecordWriter streams profile_export.jsonl, or discards the records
-// with --export-level summary.
-func newRecordWriter(p config.Profile, dir string, names export.Files, clock record.Clock) (*export.RecordWriter, error) {
+// newRecordWriter streams profile_export.jsonl, and with --export-level
+// raw profile_export_raw.jsonl beside it (payloads redacted as
+// inputs.json's are), or discards the records with --export-level summary.
+func newRecordWriter(p config.Profile, dir string, names export.Files, clock record.Clock, red *config.Redactor) (*export.RecordWriter, error) {
 	if !p.Output.WritesRecords() {
 		return export.DiscardRecords(), nil
 	}
-	return export.NewRecordWriter(dir, names.Records, clock)
+	rw, err := export.NewRecordWriter(dir, names.Records, clock)
+	if err != nil || p.Output.ExportLevel != config.ExportRaw {
+		return rw, err
+	}
+	raw, err := export.NewRawWriter(dir, names.Raw, clock, red.RedactBytes)
+	if err != nil {
+		_ = rw.Close()
+		return nil, err
+	}
+	return rw.WithRaw(raw), nil
 }

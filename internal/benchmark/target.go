@@ -108,6 +108,7 @@ func newClient(p config.Profile, t target, kind endpoint.Kind, typ endpoint.Type
 		StdlibTransport: p.Endpoint.HTTPClient == config.HTTPClientStdlib,
 		ServerTimings:   p.Endpoint.ServerTimings == config.ServerTimingsAuto,
 		ServerDates:     p.Shard.Sharded(),
+		KeepRaw:         p.Output.ExportLevel == config.ExportRaw,
 		DownloadVideo:   p.Input.Media.DownloadVideoContent,
 	})
 }

@@ -63,6 +63,9 @@ type Options struct {
 	// ServerDates reads each response's Date header into
 	// Record.ServerDate (a shard bounds its clock against the server's).
 	ServerDates bool
+	// KeepRaw keeps each request's body and response parts in its record
+	// (record.RawExchange), for --export-level raw.
+	KeepRaw bool
 	// VideoPoll is how often a video job's status is asked for (0: every
 	// 100 ms); DownloadVideo also downloads a finished video, inside the
 	// request's time (video.go).
@@ -209,6 +212,9 @@ func (c *Client) Do(ctx context.Context, rec *record.Record, body []byte) {
 // recorded as cancelled); a negative cancelAfter never cancels.
 func (c *Client) DoCancelAfter(ctx context.Context, rec *record.Record, body []byte, cancelAfter time.Duration) {
 	rec.Streaming = c.opts.Streaming
+	if c.opts.KeepRaw {
+		rec.Raw = &record.RawExchange{Payload: body}
+	}
 	a := attempt{ctx: ctx, deadline: time.Now().Add(c.opts.Timeout)}
 	// The lean transport bounds the request by a deadline on its
 	// connection: no context, timer and channel made and dropped per
@@ -248,9 +254,15 @@ func (c *Client) DoCancelAfter(ctx context.Context, rec *record.Record, body []b
 		return
 	}
 	defer resp.Body.Close()
+	if rec.Raw != nil {
+		rec.Raw.Status = resp.StatusCode
+	}
 
 	if resp.StatusCode != http.StatusOK {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+		if rec.Raw != nil {
+			rec.Raw.Responses = append(rec.Raw.Responses, record.RawResponse{Perf: c.opts.Clock.Now(), Body: string(msg), ContentType: resp.Header.Get("Content-Type"), Whole: true})
+		}
 		text := strings.TrimSpace(string(msg))
 		if text == "" {
 			text = resp.Status
@@ -295,6 +307,9 @@ func (c *Client) DoCancelAfter(ctx context.Context, rec *record.Record, body []b
 		drain(resp.Body, abort, c.opts.DrainWait, rr.scratch[:])
 	} else {
 		c.readWhole(a, rec, resp.Body, rr)
+		if rec.Raw != nil && len(rec.Raw.Responses) > 0 {
+			rec.Raw.Responses[0].ContentType = resp.Header.Get("Content-Type")
+		}
 	}
 }
 
@@ -521,6 +536,9 @@ func (c *Client) readStream(a attempt, rec *record.Record, rr *responseReader) {
 			return
 		}
 		events++
+		if rec.Raw != nil {
+			rec.Raw.Responses = append(rec.Raw.Responses, record.RawResponse{Perf: now, Event: string(ev.Name), Data: string(ev.Data)})
+		}
 		ch, err := dec.Chunk(ev.Data)
 		if err == nil && string(ev.Name) == "error" {
 			err = &endpoint.ServerError{Message: string(ev.Data)}
@@ -587,6 +605,9 @@ func (c *Client) readWhole(a attempt, rec *record.Record, body io.Reader, rr *re
 	dec := rr.dec
 	now := clock.Now()
 	rec.Trace.LastByte = now
+	if rec.Raw != nil {
+		rec.Raw.Responses = append(rec.Raw.Responses, record.RawResponse{Perf: now, Body: string(data), Whole: true})
+	}
 	if err != nil {
 		c.fail(a, rec, record.ErrConnect, 0, fmt.Sprintf("read response: %v", err))
 		return

@@ -309,7 +309,8 @@ type Output struct {
 	// that bad or worse exits with code 3. "" for never.
 	FailOnVerdict string `json:"fail_on_verdict,omitempty"`
 	// ExportLevel is AIPerf's --export-level: summary (no per-request
-	// file), records (the default: profile_export.jsonl too).
+	// file), records (the default: profile_export.jsonl too) or raw
+	// (profile_export_raw.jsonl besides).
 	ExportLevel string `json:"export_level"`
 }
 
@@ -676,11 +677,9 @@ func (p *Profile) Finish() error {
 		return fmt.Errorf("--ui-type %q: use simple or none", p.Output.UIType)
 	}
 	switch p.Output.ExportLevel {
-	case ExportSummary, ExportRecords:
-	case ExportRaw:
-		return errors.New("--export-level raw (AIPerf's raw request and response JSONL) is not built: use records (the default) or summary")
+	case ExportSummary, ExportRecords, ExportRaw:
 	default:
-		return fmt.Errorf("--export-level %q: use summary or records", p.Output.ExportLevel)
+		return fmt.Errorf("--export-level %q: use summary, records or raw", p.Output.ExportLevel)
 	}
 	switch p.Output.FailOnVerdict {
 	case "", "suspect", "invalid":

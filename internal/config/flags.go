@@ -136,7 +136,7 @@ func BindFlags(fs *flag.FlagSet, p *Profile) *Flags {
 	f.vars((*stringValue)(&p.Output.ExportPrefix), "Prefix of the export files (an extension is dropped).", "profile-export-prefix", "profile-export-file")
 	f.vars((*floatValue)(&p.ServerMetrics.SliceSeconds), "Time-slice length in seconds for the client and server metrics statistics (0: none).", "slice-duration")
 	f.vars(boolValue{&p.Output.Overwrite}, "Replace a previous run's files in the artifact directory; without it they are moved to previous_<time>/ there first.", "overwrite")
-	f.vars((*stringValue)(&p.Output.ExportLevel), "Which files: summary (the aggregate JSON and CSV, no per-request file: for long runs) or records (also profile_export.jsonl).", "export-level", "profile-export-level")
+	f.vars((*stringValue)(&p.Output.ExportLevel), "Which files: summary (the aggregate JSON and CSV, no per-request file: for long runs), records (also profile_export.jsonl) or raw (also profile_export_raw.jsonl, each request's body and response as sent and received).", "export-level", "profile-export-level")
 	f.vars((*stringValue)(&p.Output.FailOnVerdict), "Exit with code 3 when the run verdict is this bad or worse: suspect or invalid (unset: the verdict never changes the exit code).", "fail-on-verdict")
 
 	sm := &p.ServerMetrics

@@ -30,7 +30,7 @@ const ShardRecordsFile = "shard_records.gob"
 func previousNames(dir, prefix string) []string {
 	f := ProfileFiles(prefix)
 	sm := ServerMetricsFiles(prefix)
-	candidates := []string{f.ProfileJSON, f.ProfileCSV, f.Records, f.Inputs, f.TimeslicesJSON, f.TimeslicesCSV, f.Report,
+	candidates := []string{f.ProfileJSON, f.ProfileCSV, f.Records, f.Raw, f.Inputs, f.TimeslicesJSON, f.TimeslicesCSV, f.Report,
 		sm("json"), sm("csv"), sm("jsonl"), sm("parquet"), GPUTelemetryFile(prefix), ShardRecordsFile, "aggregate",
 		"profile_runs", "sweep_aggregate", "search_history.json"}
 	var out []string

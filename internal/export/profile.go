@@ -29,6 +29,8 @@ import (
 type Files struct {
 	ProfileJSON, ProfileCSV, Records, Inputs string
 	TimeslicesJSON, TimeslicesCSV            string
+	// Raw is --export-level raw's per-request exchanges.
+	Raw string
 	// Report is the run's report.html.
 	Report string
 }
@@ -42,10 +44,12 @@ func ProfileFiles(prefix string) Files {
 	f := Files{Inputs: "inputs.json", Report: "report.html"}
 	if prefix == "" {
 		f.ProfileJSON, f.ProfileCSV, f.Records = "profile_export_aiperf.json", "profile_export_aiperf.csv", "profile_export.jsonl"
+		f.Raw = "profile_export_raw.jsonl"
 		f.TimeslicesJSON, f.TimeslicesCSV = "profile_export_aiperf_timeslices.json", "profile_export_aiperf_timeslices.csv"
 		return f
 	}
 	f.ProfileJSON, f.ProfileCSV, f.Records = prefix+".json", prefix+".csv", prefix+".jsonl"
+	f.Raw = prefix + "_raw.jsonl"
 	f.TimeslicesJSON, f.TimeslicesCSV = prefix+"_timeslices.json", prefix+"_timeslices.csv"
 	f.Report = prefix + "_report.html"
 	return f

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -108,6 +109,15 @@ type RecordWriter struct {
 	// metricHead and metricTail are each record metric's JSON around its
 	// value (`"tag":{"value":` and `,"unit":"ms"}`), rendered once.
 	metricHead, metricTail [][]byte
+	// raw, with --export-level raw, gets every record's exchange too.
+	raw *RawWriter
+}
+
+// WithRaw makes rw write each record's exchange to raw as well (and close
+// it with rw), dropping it from the record once written.
+func (rw *RecordWriter) WithRaw(raw *RawWriter) *RecordWriter {
+	rw.raw = raw
+	return rw
 }
 
 // NewRecordWriter creates dir/name (profile_export.jsonl).
@@ -133,15 +143,23 @@ func (rw *RecordWriter) Flush() error {
 	if rw.lineFile == nil {
 		return nil
 	}
-	return rw.lineFile.Flush()
+	err := rw.lineFile.Flush()
+	if rw.raw != nil {
+		err = errors.Join(err, rw.raw.Flush())
+	}
+	return err
 }
 
-// Close flushes and closes the file.
+// Close flushes and closes the file (and the raw one).
 func (rw *RecordWriter) Close() error {
 	if rw.lineFile == nil {
 		return nil
 	}
-	return rw.lineFile.Close()
+	err := rw.lineFile.Close()
+	if rw.raw != nil {
+		err = errors.Join(err, rw.raw.Close())
+	}
+	return err
 }
 
 // appendJSONString appends s as a JSON string, exactly as encoding/json
@@ -168,15 +186,10 @@ func appendWallNs(b []byte, clock record.Clock, key string, perf int64) []byte {
 	return strconv.AppendInt(b, clock.Wall(perf), 10)
 }
 
-// Write appends one record's line: metadata (AIPerf's MetricRecordMetadata
-// fields, in its order, absent when null), its metrics with units, and
-// its error when it failed.
-func (rw *RecordWriter) Write(r *record.Record, v *metrics.Values) error {
-	if rw.lineFile == nil {
-		return nil // DiscardRecords
-	}
-	b := rw.buf[:0]
-	b = append(b, `{"metadata":{"session_num":`...)
+// appendMetadata appends a record's metadata object: AIPerf's
+// MetricRecordMetadata fields, in its order, absent when null.
+func appendMetadata(b []byte, clock record.Clock, r *record.Record) []byte {
+	b = append(b, `{"session_num":`...)
 	b = strconv.AppendInt(b, int64(r.SessionNum), 10)
 	b = append(b, `,"x_request_id":`...)
 	b = appendJSONString(b, r.XRequestID)
@@ -191,25 +204,36 @@ func (rw *RecordWriter) Write(r *record.Record, v *metrics.Values) error {
 	b = append(b, `,"turn_index":`...)
 	b = strconv.AppendInt(b, int64(r.TurnIndex), 10)
 	// When the request was due, as AIPerf's newest exports write it.
-	b = appendWallNs(b, rw.clock, "credit_issued_ns", r.CreditIssuedPerf)
+	b = appendWallNs(b, clock, "credit_issued_ns", r.CreditIssuedPerf)
 	b = append(b, `,"request_start_ns":`...)
-	b = strconv.AppendInt(b, rw.clock.Wall(r.StartPerf), 10)
+	b = strconv.AppendInt(b, clock.Wall(r.StartPerf), 10)
 	ack := int64(0)
 	if r.Streaming {
 		ack = r.Trace.FirstByte
 	}
-	b = appendWallNs(b, rw.clock, "request_ack_ns", ack)
-	b = appendWallNs(b, rw.clock, "request_end_ns", r.EndPerf)
+	b = appendWallNs(b, clock, "request_ack_ns", ack)
+	b = appendWallNs(b, clock, "request_end_ns", r.EndPerf)
 	b = append(b, `,"worker_id":"worker_0","record_processor_id":"record_processor_0","benchmark_phase":`...)
 	b = appendJSONString(b, string(r.Phase))
 	b = append(b, `,"was_cancelled":`...)
 	b = strconv.AppendBool(b, r.Cancelled)
-	b = appendWallNs(b, rw.clock, "cancellation_time_ns", r.CancelledPerf)
+	b = appendWallNs(b, clock, "cancellation_time_ns", r.CancelledPerf)
 	if r.RedirectedTo != "" {
 		// llmbench's, after AIPerf's keys: where a 307/308 led.
 		b = appendJSONString(append(b, `,"redirected_to":`...), r.RedirectedTo)
 	}
-	b = append(b, `},"metrics":{`...)
+	return append(b, '}')
+}
+
+// Write appends one record's line: metadata (AIPerf's MetricRecordMetadata
+// fields, in its order, absent when null), its metrics with units, and
+// its error when it failed.
+func (rw *RecordWriter) Write(r *record.Record, v *metrics.Values) error {
+	if rw.lineFile == nil {
+		return nil // DiscardRecords
+	}
+	b := appendMetadata(append(rw.buf[:0], `{"metadata":`...), rw.clock, r)
+	b = append(b, `,"metrics":{`...)
 	first := true
 	for id, def := range metrics.RecordDefs {
 		mid := metrics.ID(id)
@@ -244,7 +268,15 @@ func (rw *RecordWriter) Write(r *record.Record, v *metrics.Values) error {
 		b = append(append(b, `,"error":`...), e...)
 	}
 	b = append(b, "}\n"...)
-	return rw.writeLine(b)
+	if err := rw.writeLine(b); err != nil {
+		return err
+	}
+	if rw.raw != nil {
+		err := rw.raw.Write(r)
+		r.Raw = nil // the bodies and responses are on disk now
+		return err
+	}
+	return nil
 }
 
 // InputSession is one dataset entry as sent.

@@ -146,6 +146,9 @@ type Video struct {
 type Record struct {
 	// SessionNum is the request's index across the whole run, warm-up first.
 	SessionNum int
+	// Raw, with --export-level raw, is the request and response as they
+	// went over the wire, dropped once written out; nil otherwise.
+	Raw *RawExchange
 	// ConversationID is the dataset conversation's id; CorrelationID
 	// (X-Correlation-ID) names this instance of it.
 	ConversationID string
