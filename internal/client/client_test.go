@@ -18,8 +18,13 @@ import (
 	"github.com/llmbench/llmbench/internal/record"
 )
 
+// testOptions are a test client's options: chat, 4 connections, an API key.
+func testOptions(url string, streaming bool, timeout time.Duration) Options {
+	return Options{URL: url, Kind: endpoint.Chat, Streaming: streaming, Timeout: timeout, MaxConns: 4, Clock: record.NewClock(), APIKey: "sk-secret"}
+}
+
 func newClient(url string, streaming bool, timeout time.Duration) *Client {
-	return New(Options{URL: url, Kind: endpoint.Chat, Streaming: streaming, Timeout: timeout, MaxConns: 4, Clock: record.NewClock(), APIKey: "sk-secret"})
+	return New(testOptions(url, streaming, timeout))
 }
 
 func sseServer(t *testing.T, body func(w http.ResponseWriter, r *http.Request)) *httptest.Server {

@@ -29,9 +29,7 @@ func TestFirstTokenHook(t *testing.T) {
 	})
 	for _, stdlib := range []bool{false, true} {
 		transport := map[bool]string{false: "lean", true: "net/http"}[stdlib]
-		base := newClient(srv.URL, true, 5*time.Second)
-		opts := base.opts
-		base.Close()
+		opts := testOptions(srv.URL, true, 5*time.Second)
 		opts.StdlibTransport = stdlib
 		c := New(opts)
 		calls, at := 0, int64(0)

@@ -23,9 +23,7 @@ func TestKeepRaw(t *testing.T) {
 	})
 	body := []byte(`{"model":"m"}`)
 	for _, keep := range []bool{true, false} {
-		base := newClient(srv.URL, true, 5*time.Second)
-		opts := base.opts
-		base.Close()
+		opts := testOptions(srv.URL, true, 5*time.Second)
 		opts.KeepRaw = keep
 		c := New(opts)
 		rec := &record.Record{}
@@ -53,9 +51,7 @@ func TestKeepRaw(t *testing.T) {
 		io.WriteString(w, `{"choices":[{"message":{"content":"hi"}}]}`)
 	}))
 	defer whole.Close()
-	base := newClient(whole.URL, false, 5*time.Second)
-	opts := base.opts
-	base.Close()
+	opts := testOptions(whole.URL, false, 5*time.Second)
 	opts.KeepRaw = true
 	c := New(opts)
 	defer c.Close()
