@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -210,4 +211,15 @@ func firstLine(t *testing.T, path string) []byte {
 		t.Fatalf("%s: empty", path)
 	}
 	return append([]byte(nil), sc.Bytes()...)
+}
+
+// TestWorkersMaxNoted: AIPerf's --workers-max (or --max-workers) runs, with
+// one line saying it changes nothing in llmbench's single process.
+func TestWorkersMaxNoted(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"llmbench", "profile", "--mock", "-m", "mock-model", "--max-workers", "8", "--request-count", "2",
+		"--no-server-metrics", "--artifact-dir", t.TempDir(), "--ui", "none"}, &stdout, &stderr)
+	if code != exitOK || !strings.Contains(stderr.String(), "--workers-max 8 changes nothing here") {
+		t.Errorf("exit %d, stderr %q; want exit 0 and the note", code, stderr.String())
+	}
 }

@@ -236,6 +236,9 @@ func profile(args []string, stdout, stderr io.Writer) int {
 	if err := p.CheckMachine(config.ReadMachine()); err != nil {
 		return usageError(stderr, cmd, err)
 	}
+	if p.WasSet("workers-max") {
+		fmt.Fprintf(stderr, "INFO  --workers-max %d changes nothing here: llmbench sends every request from one process, with no worker processes to cap.\n", p.WorkersMax)
+	}
 	// The tables fit the terminal; a file or a pipe gets them whole.
 	width := ui.Width(stdout, os.Getenv)
 	// Whatever reaches the console passes through the redactor.

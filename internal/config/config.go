@@ -87,6 +87,9 @@ type Profile struct {
 	// threshold (AIPERF_METRICS_OSL_MISMATCH_*; 5 % and 50 tokens).
 	OSLMismatchPct       float64 `json:"-"`
 	OSLMismatchMaxTokens float64 `json:"-"`
+	// WorkersMax is AIPerf's --workers-max, accepted so that its command
+	// lines run: llmbench has no worker processes for it to cap.
+	WorkersMax int `json:"-"`
 	// CLICommand is the command line that started the run; set it from
 	// CommandLine(RedactArgs(args)) so it never holds a secret.
 	CLICommand string `json:"cli_command,omitempty"`
@@ -605,6 +608,9 @@ func (p *Profile) Finish() error {
 	}
 	if !(l.CancellationRate >= 0 && l.CancellationRate <= 100) {
 		return fmt.Errorf("--request-cancellation-rate %g: a percentage of requests, 0 to 100", l.CancellationRate)
+	}
+	if p.WorkersMax < 0 || p.set["workers-max"] && p.WorkersMax == 0 {
+		return fmt.Errorf("--workers-max %d: it must be at least 1", p.WorkersMax)
 	}
 	if err := p.checkWarmupShape(); err != nil {
 		return err

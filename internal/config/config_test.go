@@ -114,6 +114,7 @@ func TestValidationErrors(t *testing.T) {
 		{[]string{"-m", "x", "--warmup-request-count", "5", "--warmup-arrival-pattern", "constant"}, "add --warmup-request-rate (or --request-rate)"},
 		{[]string{"-m", "x", "--warmup-request-count", "5", "--warmup-concurrency-ramp-duration", "-1"}, "cannot be negative"},
 		{[]string{"-m", "x", "--prefill-concurrency", "2"}, "add --streaming"},
+		{[]string{"-m", "x", "--workers-max", "0"}, "--workers-max 0: it must be at least 1"},
 		{[]string{"-m", "x", "--streaming", "--prefill-concurrency", "0"}, "--prefill-concurrency 0: it must be at least 1"},
 		{[]string{"-m", "x", "--streaming", "--concurrency", "4", "--prefill-concurrency", "5"}, "--prefill-concurrency 5 is above --concurrency 4"},
 		{[]string{"-m", "x", "--streaming", "--prefill-concurrency-ramp-duration", "3"}, "ramps --prefill-concurrency; give one"},

@@ -171,6 +171,9 @@ func BindFlags(fs *flag.FlagSet, p *Profile) *Flags {
 	f.bools(&mr.DisableWarmupAfterFirst, "Run the warm-up only before the first profile run.", "profile-run-disable-warmup-after-first")
 	f.bools(&mr.ConsistentSeed, "Give every profile run the same random seed, so each sends the same workload.", "set-consistent-seed")
 	f.bindSweepFlags()
+
+	f.section("Workers")
+	f.vars((*intValue)(&p.WorkersMax), "AIPerf's cap on its worker processes; llmbench sends every request from one process (no workers to cap), so it changes nothing and says so.", "workers-max", "max-workers")
 	return f
 }
 
