@@ -24,7 +24,7 @@ import (
 // and set this to the "accepted" figure of its summary. Adding command
 // lines to the TSV never lowers the count; removing them is not the way
 // to make the test pass.
-const aiperfDocsAcceptedFloor = 137
+const aiperfDocsAcceptedFloor = 262
 
 // What became of one documented command line.
 const (
