@@ -17,14 +17,7 @@ func Cells(p config.Profile) ([]sweep.Cell, [][][2]string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	// runSweep's rule: --set-consistent-seed with several trials and no
-	// --random-seed seeds from 42.
-	base := p.Input.RandomSeed
-	if base == nil && p.MultiRun.NumRuns > 1 && p.MultiRun.ConsistentSeed {
-		s := int64(42)
-		base = &s
-	}
-	sweep.AssignSeeds(plan.cells, base, p.Sweep.SameSeed)
+	seedCells(p, plan.cells) // as runSweep seeds them
 	ovs := make([][][2]string, len(plan.cells))
 	for i, c := range plan.cells {
 		if ovs[i], err = overrides(c); err != nil {

@@ -31,6 +31,18 @@ type sweepResult struct {
 	dir      string // the sweep aggregate directory
 }
 
+// seedCells gives the cells their seeds: from --random-seed, or with
+// AIPerf's --set-consistent-seed and several trials from 42 when no seed
+// is given, so that every trial of a cell sends the same workload.
+func seedCells(p config.Profile, cells []sweep.Cell) {
+	base := p.Input.RandomSeed
+	if base == nil && p.MultiRun.NumRuns > 1 && p.MultiRun.ConsistentSeed {
+		s := int64(42)
+		base = &s
+	}
+	sweep.AssignSeeds(cells, base, p.Sweep.SameSeed)
+}
+
 // runSweep runs every cell of the plan --num-profile-runs times, in the
 // order --parameter-sweep-mode says, and writes the per-cell and sweep
 // aggregates. A failed run is listed and the sweep goes on; ctx ending
@@ -39,14 +51,7 @@ func runSweep(ctx context.Context, opts Options, plan sweepPlan) (*Outcome, *swe
 	p := opts.Run.Profile
 	trials := p.MultiRun.NumRuns
 	layout := sweep.Layout{Base: p.Output.ArtifactDir, Trials: trials, Independent: p.Sweep.Mode == config.SweepIndependent}
-	base := p.Input.RandomSeed
-	if base == nil && trials > 1 && p.MultiRun.ConsistentSeed {
-		// AIPerf's --set-consistent-seed: 42 when no seed is given, so
-		// every trial of a cell sends the same workload.
-		s := int64(42)
-		base = &s
-	}
-	sweep.AssignSeeds(plan.cells, base, p.Sweep.SameSeed)
+	seedCells(p, plan.cells)
 
 	// Every cell's profile is built before the first run, so that a cell
 	// the options refuse stops the sweep before it starts.
