@@ -68,6 +68,11 @@ func analyzeTraceCommand(args []string, stdout, stderr io.Writer) int {
 	}
 	a := tracesynth.Analyze(rows, *block)
 	writeAnalysis(stdout, a, *block)
+	if n := rowsWithoutLengths(rows); n > 0 {
+		// AIPerf counts a missing length as 0; say so rather than let a
+		// minimum of 0 pass for a measured one.
+		fmt.Fprintf(stderr, "WARNING  %d of %d rows have no input_length or output_length (text rows): the length statistics count them as 0, as AIPerf does.\n", n, len(rows))
+	}
 	if *output != "" {
 		data, err := json.MarshalIndent(a, "", "  ")
 		if err == nil {
@@ -209,4 +214,16 @@ func synthesizeCommand(args []string, stdout, stderr io.Writer) int {
 		dir, path, len(all), turns, filepath.Join(dir, "manifest.json"), filepath.Join(dir, "quality.json"))
 	fmt.Fprintf(stdout, "Replay it: llmbench profile -m MODEL --input-file %s --custom-dataset-type mooncake_trace --prompt-input-tokens-block-size %d\n", path, cfg.BlockSize)
 	return exitOK
+}
+
+// rowsWithoutLengths counts the rows that give no input_length or no
+// output_length.
+func rowsWithoutLengths(rows []tracesynth.Row) int {
+	n := 0
+	for _, r := range rows {
+		if r.InputLength == nil || r.OutputLength == nil {
+			n++
+		}
+	}
+	return n
 }

@@ -40,6 +40,20 @@ func TestAnalyzeTraceCommand(t *testing.T) {
 		t.Errorf("report.json differs from tracesynth's golden:\n%s", got)
 	}
 
+	// A text row has no input_length: counted as 0, as AIPerf does, and said.
+	stdout.Reset()
+	stderr.Reset()
+	example := filepath.Join("..", "..", "examples", "mooncake_trace.jsonl")
+	if code := run([]string{"llmbench", "analyze-trace", "--input-file", example}, &stdout, &stderr); code != exitOK ||
+		!strings.Contains(stderr.String(), "1 of 6 rows have no input_length or output_length") {
+		t.Errorf("exit %d, stderr %q; want the text row named in a warning", code, stderr.String())
+	}
+	stdout.Reset()
+	stderr.Reset()
+	if run([]string{"llmbench", "analyze-trace", "--input-file", tree, "--block-size", "4"}, &stdout, &stderr); stderr.Len() != 0 {
+		t.Errorf("a trace with every length warned: %q", stderr.String())
+	}
+
 	bad := filepath.Join(t.TempDir(), "bad.jsonl")
 	os.WriteFile(bad, []byte("{\"input_length\": 3}\n{\"input_length\": \"x\"}\n"), 0o644)
 	for _, args := range [][]string{{}, {"--input-file", bad}, {"--input-file", tree, "--block-size", "0"}, {"--input-file", tree, "extra"}} {
