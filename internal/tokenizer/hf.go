@@ -43,8 +43,7 @@ type HF struct {
 
 type hfScratch struct {
 	segs, inner []segment
-	words       []string
-	pieces      pieceScratch
+	words       wordStream
 	ids         []int32
 	unigram     unigramScratch
 }
@@ -129,10 +128,9 @@ func (t *HF) appendIDs(dst []int32, text string, sc *hfScratch) []int32 {
 				dst = t.appendWord(dst, in.text, sc)
 				continue
 			}
-			sc.words = t.pre.split(sc.words[:0], in.text, seg.start == 0 && in.start == 0, &sc.pieces)
-			for _, w := range sc.words {
+			sc.words.each(t.pre, in.text, seg.start == 0 && in.start == 0, func(w string) {
 				dst = t.appendWord(dst, w, sc)
-			}
+			})
 		}
 	}
 	return dst
@@ -323,6 +321,9 @@ func ParseHF(data []byte, name string) (*HF, error) {
 	}
 	if (t.model != nil || t.unigram != nil) && !byteLevel {
 		t.spaceMark, t.stripLead = spaceMarkOf(norm, pre)
+		if t.model != nil {
+			t.model.splitAtMark(t.spaceMark)
+		}
 	}
 	return t, nil
 }

@@ -14,6 +14,26 @@ type pattern interface {
 	matches(dst [][2]int, s string) [][2]int
 }
 
+// stepper is a pattern that finds its matches one at a time: next returns
+// the first match starting at byte i or after it. The hand-written
+// patterns are; a pre-tokenizer using one streams its words (wordStream).
+type stepper interface {
+	pattern
+	next(s string, i int) (start, end int, ok bool)
+}
+
+// stepMatches lists a stepper's matches.
+func stepMatches(p stepper, dst [][2]int, s string) [][2]int {
+	for i := 0; ; {
+		start, end, ok := p.next(s, i)
+		if !ok {
+			return dst
+		}
+		dst = append(dst, [2]int{start, end})
+		i = end
+	}
+}
+
 // literal is a String pattern.
 type literal string
 

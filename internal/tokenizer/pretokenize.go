@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -47,19 +48,120 @@ type splitter struct {
 }
 
 func (sp splitter) split(dst []string, s string, _ bool, sc *pieceScratch) []string {
-	if scan, ok := sp.pat.(scanner); ok && sp.behavior == isolated && !sp.invert {
-		// The known patterns match everywhere, so the pieces are the
-		// matches: cut them directly rather than list the matches first
-		// (16 bytes each, a million of them for a MB of digits).
-		for i := 0; i < len(s); {
-			end := scan.matchAt(s, i)
-			dst = append(dst, s[i:end])
-			i = end
-		}
+	if st, ok := sp.streams(); ok {
+		eachIsolated(st, s, func(w string) { dst = append(dst, w) })
 		return dst
 	}
 	sc.matches = sp.pat.matches(sc.matches[:0], s)
 	return splitBy(dst, s, sc.matches, sp.behavior, sp.invert, sc)
+}
+
+// streams returns the split's pattern when its pieces can be cut as the
+// pattern finds its matches: an isolating split by a hand-written pattern.
+func (sp splitter) streams() (stepper, bool) {
+	st, ok := sp.pat.(stepper)
+	return st, ok && sp.behavior == isolated && !sp.invert
+}
+
+// eachIsolated yields the pieces of s an isolating split by st makes:
+// every gap between matches, and every match.
+func eachIsolated(st stepper, s string, yield func(string)) {
+	prev := 0
+	for i := 0; ; {
+		start, end, ok := st.next(s, i)
+		if !ok {
+			break
+		}
+		if start > prev {
+			yield(s[prev:start])
+		}
+		yield(s[start:end])
+		prev, i = end, end
+	}
+	if prev < len(s) {
+		yield(s[prev:])
+	}
+}
+
+// wordStream yields a pre-tokenizer's words one at a time, in the order
+// split lists them, without listing them all: a 50 MB response of digits
+// is tens of millions of words (listed, gigabytes). Isolating splits by a
+// hand-written pattern stream; any other step lists its pieces of one
+// piece of the step before, which are few. A Sequence's steps run depth
+// first, each piece through every later step before the next piece, which
+// gives split's words in split's order because every step works on each
+// piece alone; each step has its own scratch, so its list outlives what
+// the steps after it do with each of its pieces.
+type wordStream struct {
+	levels []streamLevel
+}
+
+type streamLevel struct {
+	sc    pieceScratch
+	words []string
+}
+
+// each calls yield with every word of s, as p.split(nil, s, first, ...)
+// lists them.
+func (ws *wordStream) each(p preTokenizer, s string, first bool, yield func(string)) {
+	if seq, ok := p.(preTokenizerSeq); ok {
+		ws.steps(seq, s, first, 0, yield)
+		return
+	}
+	ws.step(p, nil, s, first, 0, yield)
+}
+
+// steps yields the words that seq's steps make of s; depth is the step's
+// place in the whole sequence.
+func (ws *wordStream) steps(seq preTokenizerSeq, s string, first bool, depth int, yield func(string)) {
+	if len(seq) == 0 {
+		yield(s)
+		return
+	}
+	ws.step(seq[0], seq[1:], s, first, depth, yield)
+}
+
+// step splits s by p and passes each piece through rest.
+func (ws *wordStream) step(p preTokenizer, rest preTokenizerSeq, s string, first bool, depth int, yield func(string)) {
+	if nested, ok := p.(preTokenizerSeq); ok {
+		// Parsing flattens Sequences; one built by hand is flattened here.
+		ws.steps(append(slices.Clip(nested), rest...), s, first, depth, yield)
+		return
+	}
+	if sp, ok := p.(splitter); ok {
+		if st, ok := sp.streams(); ok && len(rest) == 0 {
+			eachIsolated(st, s, yield)
+			return
+		} else if ok {
+			k, prev := 0, 0
+			for i := 0; ; {
+				start, end, ok := st.next(s, i)
+				if !ok {
+					break
+				}
+				if start > prev {
+					ws.steps(rest, s[prev:start], first && k == 0, depth+1, yield)
+					k++
+				}
+				ws.steps(rest, s[start:end], first && k == 0, depth+1, yield)
+				k++
+				prev, i = end, end
+			}
+			if prev < len(s) {
+				ws.steps(rest, s[prev:], first && k == 0, depth+1, yield)
+			}
+			return
+		}
+	}
+	for len(ws.levels) <= depth {
+		ws.levels = append(ws.levels, streamLevel{})
+	}
+	lv := &ws.levels[depth]
+	words := p.split(lv.words[:0], s, first, &lv.sc)
+	lv.words = words[:0]
+	for k, w := range words {
+		ws.steps(rest, w, first && k == 0, depth+1, yield)
+	}
 }
 
 // splitBy cuts s around matches (sorted, non-overlapping byte ranges) as
@@ -314,7 +416,9 @@ func parsePreTokenizer(raw json.RawMessage) (preTokenizer, bool, error) {
 			if b, ok := p.(byteLevel); ok && b.re == nil && !b.addPrefixSpace {
 				continue
 			}
-			if p != nil {
+			if inner, ok := p.(preTokenizerSeq); ok {
+				seq = append(seq, inner...) // the same words, streamed simply
+			} else if p != nil {
 				seq = append(seq, p)
 			}
 		}

