@@ -113,9 +113,14 @@ func (m *bpe) splitAtMark(mark string) {
 }
 
 // appendWord appends the tokens of one pre-tokenized word to dst.
-func (m *bpe) appendWord(dst []int32, word string) []int32 {
+func (m *bpe) appendWord(dst []int32, word string) []int32 { return m.appendWordTally(dst, word, nil) }
+
+// appendWordTally is appendWord; with tally set, the tokens of a word too
+// long to merge whole are counted in *tally instead of appended (Count's
+// way: a 50 MB word can have 50 million tokens).
+func (m *bpe) appendWordTally(dst []int32, word string, tally *int) []int32 {
 	if m.splitMark == "" {
-		return m.appendPiece(dst, word)
+		return m.appendPiece(dst, word, tally)
 	}
 	mark := m.splitMark
 	start := 0
@@ -126,17 +131,17 @@ func (m *bpe) appendWord(dst []int32, word string) []int32 {
 		}
 		cut := i + k
 		if cut > start && !strings.HasSuffix(word[:cut], mark) {
-			dst = m.appendPiece(dst, word[start:cut])
+			dst = m.appendPiece(dst, word[start:cut], tally)
 			start = cut
 		}
 		i = cut + len(mark)
 	}
-	return m.appendPiece(dst, word[start:])
+	return m.appendPiece(dst, word[start:], tally)
 }
 
 // appendPiece appends the tokens of a word, or of a piece of one that
 // merges on its own.
-func (m *bpe) appendPiece(dst []int32, word string) []int32 {
+func (m *bpe) appendPiece(dst []int32, word string, tally *int) []int32 {
 	if len(word) <= 1 {
 		// One byte of a byte-level vocabulary is one symbol, which no
 		// merge touches: its own token (a digit of Qwen's, which splits
@@ -163,7 +168,7 @@ func (m *bpe) appendPiece(dst []int32, word string) []int32 {
 	}
 	if len(word) > longWindow {
 		// Too long to merge whole in bounded memory (and never cached).
-		dst = m.appendLong(dst, word, sc, longWindow, longOverlap)
+		dst = m.appendLong(dst, word, sc, longWindow, longOverlap, tally)
 	} else {
 		sc.ids, sc.starts = m.symbols(sc.ids[:0], sc.starts[:0], word)
 		var ids []int32

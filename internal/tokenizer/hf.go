@@ -44,25 +44,36 @@ type HF struct {
 type hfScratch struct {
 	segs, inner []segment
 	words       wordStream
-	ids         []int32
-	unigram     unigramScratch
+	// counting (Count's) tallies ids in counted and drops them.
+	counting bool
+	counted  int
+	ids      []int32
+	unigram  unigramScratch
 }
 
 // Name is the tokenizer's name: the model id or path it was loaded from.
 func (t *HF) Name() string { return t.name }
 
-// Count returns the number of tokens text encodes to.
+// Count returns the number of tokens text encodes to. It keeps no more
+// than countKeep ids at a time: a 50 MB response of digits is 50 million
+// tokens, 200 MB of ids nobody reads.
 func (t *HF) Count(text string) int {
 	sc := t.getScratch()
+	sc.counted, sc.counting = 0, true
 	sc.ids = t.appendIDs(sc.ids[:0], text, sc)
-	n := len(sc.ids)
+	n := sc.counted + len(sc.ids)
+	sc.counting = false
 	t.scratch.Put(sc)
 	return n
 }
 
+// countKeep is how many ids Count lets pile up before it tallies them.
+const countKeep = 1 << 14
+
 // Encode returns the token ids of text.
 func (t *HF) Encode(text string) []int {
 	sc := t.getScratch()
+	sc.counting = false
 	sc.ids = t.appendIDs(sc.ids[:0], text, sc)
 	ids := make([]int, len(sc.ids))
 	for i, id := range sc.ids {
@@ -126,10 +137,18 @@ func (t *HF) appendIDs(dst []int32, text string, sc *hfScratch) []int32 {
 			}
 			if t.pre == nil {
 				dst = t.appendWord(dst, in.text, sc)
+				if sc.counting && len(dst) > countKeep {
+					sc.counted += len(dst)
+					dst = dst[:0]
+				}
 				continue
 			}
 			sc.words.each(t.pre, in.text, seg.start == 0 && in.start == 0, func(w string) {
 				dst = t.appendWord(dst, w, sc)
+				if sc.counting && len(dst) > countKeep {
+					sc.counted += len(dst)
+					dst = dst[:0]
+				}
 			})
 		}
 	}
@@ -143,6 +162,9 @@ func (t *HF) appendWord(dst []int32, w string, sc *hfScratch) []int32 {
 	}
 	if t.wordPiece != nil {
 		return t.wordPiece.appendWord(dst, w)
+	}
+	if sc.counting {
+		return t.model.appendWordTally(dst, w, &sc.counted)
 	}
 	return t.model.appendWord(dst, w)
 }

@@ -74,12 +74,17 @@ type longWord struct {
 	memoText string // rankIsID: its text
 	memo     window
 	lm       linkedMerge
-	runes    runeCache
+	// tally, when set, counts the word's tokens instead of appending
+	// them; tallied is how many this word added to it.
+	tally   *int
+	tallied int
+	runes   runeCache
 }
 
 // appendLong appends the tokens of word, merged win symbols at a time
-// with windows overlapping by overlap symbols (see longWindow).
-func (m *bpe) appendLong(dst []int32, word string, sc *bpeScratch, win, overlap int) []int32 {
+// with windows overlapping by overlap symbols (see longWindow); with tally
+// set, it adds their number to *tally instead.
+func (m *bpe) appendLong(dst []int32, word string, sc *bpeScratch, win, overlap int, tally *int) []int32 {
 	lw := sc.long
 	if lw == nil {
 		lw = &longWord{}
@@ -89,10 +94,11 @@ func (m *bpe) appendLong(dst []int32, word string, sc *bpeScratch, win, overlap 
 	lw.z = symbolizer{m: m, word: word, withStarts: m.rankIsID, runes: &lw.runes}
 	lw.syms, lw.starts, lw.base, lw.baseByte, lw.done = lw.syms[:0], lw.starts[:0], 0, 0, false
 	lw.memoSyms, lw.memoText = lw.memoSyms[:0], ""
+	lw.tally, lw.tallied = tally, 0
 	defer func() {
 		// The pooled scratch must not keep the word alive, nor the
 		// room an overlap that had to grow took.
-		lw.z.word, lw.memoText = "", ""
+		lw.z.word, lw.memoText, lw.tally = "", "", nil
 		if cap(lw.syms) > 16*longWindow {
 			sc.long = nil
 		}
@@ -134,7 +140,12 @@ func (m *bpe) appendLong(dst []int32, word string, sc *bpeScratch, win, overlap 
 			if k == ci && lw.done && hi == lw.total() {
 				// Not a real vocabulary's behaviour: merge it whole.
 				sc.ids, sc.starts = m.symbols(sc.ids[:0], sc.starts[:0], word)
-				return append(dst[:mark], m.mergeHeap(sc, word)...)
+				whole := m.mergeHeap(sc, word)
+				if tally != nil {
+					*tally += len(whole) - lw.tallied
+					return dst
+				}
+				return append(dst[:mark], whole...)
 			}
 			if k == ci {
 				w *= 2
@@ -153,6 +164,11 @@ func (m *bpe) appendLong(dst []int32, word string, sc *bpeScratch, win, overlap 
 // the tokens' size over the word and holds the old and new arrays at once
 // at every step (a 50 MB word can have 50 million tokens).
 func (lw *longWord) emit(dst []int32, mark int, toks []int32) []int32 {
+	if lw.tally != nil {
+		*lw.tally += len(toks)
+		lw.tallied += len(toks)
+		return dst
+	}
 	if len(toks) > cap(dst)-len(dst) && lw.z.i > 0 {
 		perByte := float64(len(dst)-mark+len(toks)) / float64(lw.z.i)
 		rest := int(perByte * float64(len(lw.z.word)-lw.z.i) * 1.1)

@@ -66,7 +66,7 @@ func TestSplitAtMark(t *testing.T) {
 			text := b.String()
 			got := tok.Encode(text)
 			norm := tok.norm.normalize(text)
-			want := whole.appendPiece(nil, norm)
+			want := whole.appendPiece(nil, norm, nil)
 			if !slices.Equal(got, int32sToInts(want)) {
 				t.Fatalf("%s %q: cut %v, whole %v", name, text, got, want)
 			}

@@ -84,7 +84,7 @@ func TestLongWordMatchesWholeWord(t *testing.T) {
 				word := randomWord(rng, alphabet, 1+rng.IntN(3000))
 				want := wholeWord(m, word)
 				for _, w := range windows {
-					got := m.appendLong(nil, word, sc, w[0], w[1])
+					got := m.appendLong(nil, word, sc, w[0], w[1], nil)
 					if !slices.Equal(got, want) {
 						t.Fatalf("%s, window %d overlap %d, %q (%d bytes): %d tokens, merged whole %d\n got  %v\n want %v",
 							name, w[0], w[1], abbreviate(word), len(word), len(got), len(want), head(got), head(want))
@@ -120,8 +120,13 @@ func TestLongWordFallsBackWhole(t *testing.T) {
 	for _, word := range []string{strings.Repeat("a", n) + "c", strings.Repeat("a", 2*n) + "c", "c" + strings.Repeat("a", 100)} {
 		want := wholeWord(tok.model, word)
 		for _, w := range [][2]int{{8, 2}, {64, 8}} {
-			if got := tok.model.appendLong(nil, word, sc, w[0], w[1]); !slices.Equal(got, want) {
+			if got := tok.model.appendLong(nil, word, sc, w[0], w[1], nil); !slices.Equal(got, want) {
 				t.Fatalf("window %d, %q: %v, want %v", w[0], abbreviate(word), head(got), head(want))
+			}
+			// Counted, the windows' tally is taken back for the whole's.
+			tally := 7
+			if got := tok.model.appendLong(nil, word, sc, w[0], w[1], &tally); len(got) != 0 || tally != 7+len(want) {
+				t.Fatalf("window %d, %q counted: %d ids kept, tally %d, want 0 and %d", w[0], abbreviate(word), len(got), tally, 7+len(want))
 			}
 		}
 	}

@@ -68,3 +68,37 @@ func TestCountStreamsWords(t *testing.T) {
 		}
 	}
 }
+
+// TestCountIsEncodeLength: Count, which tallies ids rather than keep them
+// (a long word's too), gives len(Encode) on the reference corpus, on long
+// words of every pathological shape and on texts mixing long words with
+// short ones, where the tally and the kept ids meet.
+func TestCountIsEncodeLength(t *testing.T) {
+	strs, _ := referenceStrings(t)
+	for _, shape := range pathologicalShapes {
+		long := pathologicalText(shape, 300_000/raceScale)
+		strs = append(strs, long, "x "+long+" y 12345 "+long[:5000])
+	}
+	for name, tok := range pathologicalHF(t) {
+		for _, s := range strs {
+			if got, want := tok.Count(s), len(tok.Encode(s)); got != want {
+				t.Fatalf("%s on %q: Count %d, len(Encode) %d", name, abbreviate(s), got, want)
+			}
+		}
+	}
+}
+
+// TestCountLongWordMemory: counting 4 MB of random letters, one word of
+// about 2 million tokens, allocates no room for its ids.
+func TestCountLongWordMemory(t *testing.T) {
+	skipAllocationsUnderRace(t)
+	const size = 4 << 20
+	text := pathologicalText("letters", size)
+	for name, tok := range pathologicalHF(t) {
+		n := tok.Count(text)
+		allocated := allocatedBy(func() { tok.Count(text) })
+		if limit := uint64(2*size + 2<<20); allocated > limit {
+			t.Errorf("%s: %d bytes of letters (%d tokens): %d bytes allocated, want at most %d", name, size, n, allocated, limit)
+		}
+	}
+}
