@@ -134,8 +134,15 @@ func Merge(opts Options) (*Outcome, error) {
 		return out, fmt.Errorf("merge: %w", err)
 	}
 	names := export.ProfileFiles(p.Output.ExportPrefix)
-	if err := joinRecords(ordered, names.Records, opts.Output, res); err != nil {
-		return out, err
+	// Each shard's per-request lines, and its raw exchanges with
+	// --export-level raw, joined.
+	for _, pick := range []func(export.Files) string{
+		func(f export.Files) string { return f.Records },
+		func(f export.Files) string { return f.Raw },
+	} {
+		if err := joinRecords(ordered, pick, pick(names), opts.Output, res); err != nil {
+			return out, err
+		}
 	}
 	if err := copyFile(filepath.Join(base.dir, names.Inputs), filepath.Join(opts.Output, names.Inputs)); err == nil {
 		res.Files = append(res.Files, names.Inputs)
@@ -289,18 +296,20 @@ func sortedShards(m map[int]*shard) []*shard {
 	return out
 }
 
-// joinRecords writes the merged profile_export.jsonl: each shard's lines
-// as it wrote them (session_num is unique across shards), shard by shard.
-func joinRecords(shards []*shard, name, output string, res *benchmark.Result) error {
+// joinRecords writes a merged per-request file, name (profile_export.jsonl,
+// profile_export_raw.jsonl): each shard's lines, pick of its files, as it
+// wrote them (session_num is unique across shards), shard by shard. A
+// level that wrote none (--export-level summary) writes none.
+func joinRecords(shards []*shard, pick func(export.Files) string, name, output string, res *benchmark.Result) error {
 	var srcs []string
 	for _, s := range shards {
-		path := filepath.Join(s.dir, s.files.Records)
+		path := filepath.Join(s.dir, pick(s.files))
 		if _, err := os.Stat(path); err == nil {
 			srcs = append(srcs, path)
 		}
 	}
 	if len(srcs) == 0 {
-		return nil // --export-level summary
+		return nil
 	}
 	dst, err := os.Create(filepath.Join(output, name))
 	if err != nil {
@@ -349,7 +358,7 @@ func copyFile(src, dst string) error {
 // write itself.
 func copyScraped(shards []*shard, names export.Files, output string, res *benchmark.Result, log io.Writer) error {
 	ours := map[string]bool{
-		names.ProfileJSON: true, names.ProfileCSV: true, names.Records: true, names.Inputs: true, names.Report: true,
+		names.ProfileJSON: true, names.ProfileCSV: true, names.Records: true, names.Raw: true, names.Inputs: true, names.Report: true,
 		names.TimeslicesJSON: true, names.TimeslicesCSV: true, benchmark.ShardRecordsFile: true,
 	}
 	for _, s := range shards {
