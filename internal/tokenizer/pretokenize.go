@@ -57,10 +57,21 @@ func (sp splitter) split(dst []string, s string, _ bool, sc *pieceScratch) []str
 }
 
 // streams returns the split's pattern when its pieces can be cut as the
-// pattern finds its matches: an isolating split by a hand-written pattern.
+// pattern finds its matches: an isolating split by a hand-written pattern
+// (or one that amounts to it).
 func (sp splitter) streams() (stepper, bool) {
 	st, ok := sp.pat.(stepper)
-	return st, ok && sp.behavior == isolated && !sp.invert
+	if !ok {
+		return nil, false
+	}
+	if sp.behavior == isolated && !sp.invert {
+		return st, true
+	}
+	// A pattern that matches everywhere leaves no gap, so removing what
+	// it does not match (Removed, inverted: GPT-4o's file) keeps each
+	// match as a piece, as isolating does.
+	_, everywhere := st.(scanner)
+	return st, everywhere && sp.behavior == removed && sp.invert
 }
 
 // eachIsolated yields the pieces of s an isolating split by st makes:
