@@ -8,6 +8,7 @@
 // Each mode runs in a process of its own, so its peak RSS is its own.
 //
 //	go run ./bench/tracereplay -window-ms 120000
+//	go run ./bench/tracereplay -rows 23600 -window-ms 1e12   # the whole of a longer trace
 package main
 
 import (
@@ -18,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -30,8 +32,20 @@ func main() {
 	trace := flag.String("trace", "", "child: the trace file")
 	rows := flag.Int("rows", 12031, "rows of the generated trace")
 	window := flag.Float64("window-ms", 120000, "the part replayed: rows with a timestamp up to this (ms)")
+	cpuProfile := flag.String("cpuprofile", "", "write the window mode's CPU profile to this file")
 	flag.Parse()
 	if *mode != "" {
+		if *cpuProfile != "" && *mode == "window" {
+			f, err := os.Create(*cpuProfile)
+			if err == nil {
+				err = pprof.StartCPUProfile(f)
+			}
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "tracereplay:", err)
+				os.Exit(1)
+			}
+			defer pprof.StopCPUProfile()
+		}
 		if err := child(*mode, *trace, *window); err != nil {
 			fmt.Fprintln(os.Stderr, "tracereplay:", err)
 			os.Exit(1)
@@ -50,7 +64,7 @@ func main() {
 		os.Exit(1)
 	}
 	for _, m := range []string{"window", "eager"} {
-		cmd := exec.Command(os.Args[0], "-mode", m, "-trace", path, "-window-ms", fmt.Sprint(*window))
+		cmd := exec.Command(os.Args[0], "-mode", m, "-trace", path, "-window-ms", fmt.Sprint(*window), "-cpuprofile", *cpuProfile)
 		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 		if err := cmd.Run(); err != nil {
 			fmt.Fprintln(os.Stderr, m, err)

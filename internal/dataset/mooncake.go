@@ -112,16 +112,42 @@ type blockTexts struct {
 	size   int
 	seed   uint64
 	full   map[int64]string
+	// counts are the blocks' token counts, kept with their texts.
+	counts map[int64]int
+	// refs counts the prompts still to build that name each block: a
+	// block is dropped once none does (made again, the same, if asked
+	// for), so that the blocks of a long trace are not all held.
+	refs map[int64]int32
+	// heads are the join states (Corpus.join) of the texts of hash-id
+	// sequences, a trie from the first id: a row counts only what its
+	// blocks add after the longest head an earlier row counted.
+	heads headNode
+}
+
+type headNode struct {
+	state joinState
+	next  map[int64]*headNode
 }
 
 func (b *blockTexts) block(id int64) string {
+	t, _ := b.counted(id)
+	return t
+}
+
+// counted is block id's text and its token count.
+func (b *blockTexts) counted(id int64) (string, int) {
 	if t, ok := b.full[id]; ok {
-		return t
+		if n, ok := b.counts[id]; ok {
+			return t, n
+		}
 	}
 	rng := rand.New(rand.NewPCG(b.seed, uint64(id)))
-	t, _ := b.corpus.Text(rng, b.size)
-	b.full[id] = t
-	return t
+	t, n := b.corpus.Text(rng, b.size)
+	if b.counts == nil {
+		b.counts = map[int64]int{}
+	}
+	b.full[id], b.counts[id] = t, n
+	return t, n
 }
 
 // check says whether n tokens can hold the hash blocks ids: all but the
@@ -135,7 +161,30 @@ func (b *blockTexts) check(ids []int64, n int) error {
 
 // builder is a row's prompt, built when called (Turn.build).
 func (b *blockTexts) builder(ids []int64, n, row int) func() (string, int, error) {
-	return func() (string, int, error) { return b.prompt(ids, n, row) }
+	if b.refs == nil {
+		b.refs = map[int64]int32{}
+	}
+	for _, id := range ids {
+		b.refs[id]++
+	}
+	return func() (string, int, error) {
+		defer b.release(ids)
+		return b.prompt(ids, n, row)
+	}
+}
+
+// release notes that a prompt naming ids is built.
+func (b *blockTexts) release(ids []int64) {
+	for _, id := range ids {
+		switch r := b.refs[id]; {
+		case r > 1:
+			b.refs[id] = r - 1
+		case r == 1:
+			delete(b.refs, id)
+			delete(b.full, id)
+			delete(b.counts, id)
+		}
+	}
 }
 
 // prompt joins the full blocks of ids[:len-1] and fits the last block so
@@ -150,14 +199,90 @@ func (b *blockTexts) prompt(ids []int64, n, row int) (string, int, error) {
 	if err := b.check(ids, n); err != nil {
 		return "", 0, err
 	}
+	if !b.corpus.composes() {
+		return b.promptCounted(ids, n)
+	}
+	// The head's count and end from the trie: only its blocks past the
+	// longest head counted before are joined.
+	node := &b.heads
+	headLen := 0
+	for _, id := range ids[:len(ids)-1] {
+		text, count := b.counted(id)
+		headLen += len(text)
+		next := node.next[id]
+		if next == nil {
+			next = &headNode{state: b.corpus.join(node.state, text, count)}
+			if node.next == nil {
+				node.next = map[int64]*headNode{}
+			}
+			node.next[id] = next
+		}
+		node = next
+	}
+	head := node.state
+	last := ids[len(ids)-1]
+	if n-(len(ids)-1)*b.size == b.size {
+		// A whole last block: the same text as wherever else it is whole,
+		// when the join does not change the count.
+		text, count := b.counted(last)
+		if first, _ := wordBoundaries(text); b.corpus.joinCount(head, text, count, first) == n {
+			return b.joined(ids, ""), n, nil
+		}
+	}
+	rng := rand.New(rand.NewPCG(b.seed, uint64(last)^0x7461696c)) // "tail"
+	end := joinEnd(b.suffix(ids[:len(ids)-1], 257))
+	tail, added := b.corpus.textAfter(rng, end, head.n, n)
+	count := head.n + added
+	if len(end) != headLen && !hasWordBoundary(end) {
+		// end is neither the whole head nor has a word boundary inside:
+		// count the tail after the head's state.
+		count = b.corpus.joinCount(head, tail, -1, -1)
+	}
+	return b.joined(ids[:len(ids)-1], tail), count, nil
+}
+
+// suffix is the last k bytes of the text of blocks ids (all of it when
+// shorter).
+func (b *blockTexts) suffix(ids []int64, k int) string {
+	if len(ids) == 0 {
+		return ""
+	}
+	if t := b.block(ids[len(ids)-1]); len(t) >= k {
+		return t[len(t)-k:]
+	}
+	from, size := len(ids), 0
+	for from > 0 && size < k {
+		from--
+		size += len(b.block(ids[from]))
+	}
+	s := b.joined(ids[from:], "")
+	return s[max(0, len(s)-k):]
+}
+
+// joined is the text of blocks ids followed by tail, in one allocation.
+func (b *blockTexts) joined(ids []int64, tail string) string {
+	size := len(tail)
+	for _, id := range ids {
+		size += len(b.block(id))
+	}
+	var out strings.Builder
+	out.Grow(size)
+	for _, id := range ids {
+		out.WriteString(b.block(id))
+	}
+	out.WriteString(tail)
+	return out.String()
+}
+
+// promptCounted is prompt for a tokenizer whose counts do not compose
+// (Corpus.composes): every prompt is counted whole.
+func (b *blockTexts) promptCounted(ids []int64, n int) (string, int, error) {
 	var head strings.Builder
 	for _, id := range ids[:len(ids)-1] {
 		head.WriteString(b.block(id))
 	}
 	last := ids[len(ids)-1]
 	if n-(len(ids)-1)*b.size == b.size {
-		// A whole last block: the same text as wherever else it is whole,
-		// when the join does not change the count.
 		if text := head.String() + b.block(last); b.corpus.Count(text) == n {
 			return text, n, nil
 		}
