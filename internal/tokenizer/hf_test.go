@@ -88,11 +88,7 @@ func TestBPEMerges(t *testing.T) {
 func TestSentencePieceStyle(t *testing.T) {
 	vocab := map[string]int{"<unk>": 0, "▁": 1, "h": 2, "i": 3, "▁h": 4, "▁hi": 5, "<0xC3>": 6, "<0xA9>": 7}
 	model := map[string]any{"type": "BPE", "vocab": vocab, "merges": []string{"▁ h", "▁h i"}, "unk_token": "<unk>", "byte_fallback": true, "fuse_unk": true}
-	norm := map[string]any{"type": "Sequence", "normalizers": []any{
-		map[string]any{"type": "Prepend", "prepend": "▁"},
-		map[string]any{"type": "Replace", "pattern": map[string]any{"String": " "}, "content": "▁"},
-	}}
-	tok, err := ParseHF(tinyJSON(t, model, map[string]any{"normalizer": norm}), "sp")
+	tok, err := ParseHF(tinyJSON(t, model, map[string]any{"normalizer": spNormalizer}), "sp")
 	if err != nil {
 		t.Fatal(err)
 	}

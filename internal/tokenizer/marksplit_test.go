@@ -10,6 +10,12 @@ import (
 	"github.com/llmbench/llmbench/internal/nodetest"
 )
 
+// spNormalizer is Llama 2's: "▁" prepended, and written for spaces.
+var spNormalizer = map[string]any{"type": "Sequence", "normalizers": []any{
+	map[string]any{"type": "Prepend", "prepend": "▁"},
+	map[string]any{"type": "Replace", "pattern": map[string]any{"String": " "}, "content": "▁"},
+}}
+
 // spTiny is a SentencePiece-style tokenizer on a small vocabulary whose
 // merges are given: "▁" prepended and standing for spaces, no
 // pre-tokenizer, so a whole text is one word.
@@ -23,11 +29,7 @@ func spTiny(t *testing.T, merges []string) *HF {
 		}
 	}
 	model := map[string]any{"type": "BPE", "vocab": vocab, "merges": merges, "unk_token": "<unk>"}
-	norm := map[string]any{"type": "Sequence", "normalizers": []any{
-		map[string]any{"type": "Prepend", "prepend": "▁"},
-		map[string]any{"type": "Replace", "pattern": map[string]any{"String": " "}, "content": "▁"},
-	}}
-	tok, err := ParseHF(tinyJSON(t, model, map[string]any{"normalizer": norm}), "sp")
+	tok, err := ParseHF(tinyJSON(t, model, map[string]any{"normalizer": spNormalizer}), "sp")
 	if err != nil {
 		t.Fatal(err)
 	}
