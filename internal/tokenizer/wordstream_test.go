@@ -44,11 +44,11 @@ func TestWordStreamMatchesSplit(t *testing.T) {
 	}
 }
 
-// TestCountStreamsWords: encoding 4 MB of digits, millions of words for
+// TestWordStreamMemory: encoding 4 MB of digits, millions of words for
 // every pre-tokenizer, into room made beforehand for its ids allocates
 // little beyond a normalizer's copy of the text, not a list of the words
 // (16 bytes each, several times over as the list grows: 6 GB for 50 MB).
-func TestCountStreamsWords(t *testing.T) {
+func TestWordStreamMemory(t *testing.T) {
 	skipAllocationsUnderRace(t)
 	const size = 4 << 20
 	text := pathologicalText("digits", size)
