@@ -163,7 +163,7 @@ func TestREADMEKeepsTheTwoCommands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const testCommand = "go test -race ./..."
+	const testCommand = "go test -race -timeout 30m ./..."
 	if !strings.Contains(string(readme), "```sh\n"+testCommand+"\n```") {
 		t.Errorf("README.md has no block with the test command %q", testCommand)
 	}
