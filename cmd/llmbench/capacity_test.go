@@ -44,13 +44,18 @@ func readJSONFile(t *testing.T, path string, v any) {
 }
 
 // TestSearchMaxConcurrencyUnderSLA is the issue's end-to-end search: the
-// boundary between 8 and 9, found in at most 12 probes, in
+// boundary between 4 and 5, found in at most 12 probes, in
 // search_history.json and on the console.
+//
+// The server here serves 4 at a time, not knownCapacity's 8: one request
+// in five then waits a whole request at concurrency 5, where one in nine
+// does at 9, and a loaded machine's jitter, which shortens some of those
+// waits, brought the p95 at 9 down to the threshold (98 ms) in a CI run.
 func TestSearchMaxConcurrencyUnderSLA(t *testing.T) {
 	quickRuns(t)
 	dir := t.TempDir()
 	var stdout, stderr bytes.Buffer
-	code := run(profileArgs("--search-recipe", "max-concurrency-under-sla", "--ttft-sla-ms", "100", "--concurrency-max", "64",
+	code := run(profileArgs("--mock-max-num-seqs", "4", "--search-recipe", "max-concurrency-under-sla", "--ttft-sla-ms", "100", "--concurrency-max", "64",
 		"--request-count", "80", "--search-warmup-seconds", "0.5", "--artifact-dir", dir), &stdout, &stderr)
 	if code != exitOK {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
@@ -95,15 +100,15 @@ func TestSearchMaxConcurrencyUnderSLA(t *testing.T) {
 	}
 	readJSONFile(t, filepath.Join(dir, "search_history.json"), &hist)
 	b := hist.Boundary
-	if b.FeasibleMax.Value != 8 || b.InfeasibleMin.Value != 9 || b.CI.Lo != 8 || b.CI.Hi != 9 {
-		t.Errorf("boundary %+v; want feasible_max 8, infeasible_min 9, boundary_ci [8, 9]", b)
+	if b.FeasibleMax.Value != 4 || b.InfeasibleMin.Value != 5 || b.CI.Lo != 4 || b.CI.Hi != 5 {
+		t.Errorf("boundary %+v; want feasible_max 4, infeasible_min 5, boundary_ci [4, 5]", b)
 	}
 	if n := len(hist.Iterations); n == 0 || n > 12 {
 		t.Errorf("%d probes; the issue allows at most 12", n)
 	}
 	for _, it := range hist.Iterations {
 		c := int(it.Values["phases.profiling.concurrency"])
-		if it.Feasible != (c <= 8) {
+		if it.Feasible != (c <= 4) {
 			t.Errorf("probe %d at concurrency %d: feasible %v", it.Index, c, it.Feasible)
 		}
 	}
@@ -114,7 +119,7 @@ func TestSearchMaxConcurrencyUnderSLA(t *testing.T) {
 		len(hist.Config.SLAFilters) != 1 || hist.Config.SLAFilters[0].Tag != "time_to_first_token" || hist.Config.SLAFilters[0].Stat != "p95" || hist.Config.SLAFilters[0].Threshold != 100 {
 		t.Errorf("recipe %q, reason %q, config %+v", hist.Recipe, hist.Reason, hist.Config)
 	}
-	want := "Max concurrency with time_to_first_token p95 < 100 ms: 8 (8 passes, 9 fails, each at 95 % confidence)"
+	want := "Max concurrency with time_to_first_token p95 < 100 ms: 4 (4 passes, 5 fails, each at 95 % confidence)"
 	if !strings.Contains(stdout.String(), want) {
 		t.Errorf("console lacks %q:\n%s", want, stdout.String())
 	}
