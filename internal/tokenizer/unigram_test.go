@@ -227,10 +227,7 @@ func TestMatchesReferenceUnigram(t *testing.T) {
 	for _, model := range unigramModels {
 		t.Run(model, func(t *testing.T) {
 			path := filepath.Join(dir, model+".json")
-			tok, err := LoadHF(path, model)
-			if err != nil {
-				t.Fatal(err)
-			}
+			tok := sharedHF(t, path, model)
 			compareIDs(t, model, tok, strs, nodetest.Run(t, referenceDir, raw, "encode.mjs", path))
 		})
 	}

@@ -23,10 +23,7 @@ func TestCutsAtSpaces(t *testing.T) {
 	}
 	toks["words"] = Words{}
 	if dir, ok := nodetest.Installed(referenceDir); ok {
-		gpt4o, err := LoadHF(filepath.Join(dir, "node_modules", "@lenml", "tokenizer-gpt4o", "models", "tokenizer.json"), "gpt4o")
-		if err != nil {
-			t.Fatal(err)
-		}
+		gpt4o := sharedHF(t, filepath.Join(dir, "node_modules", "@lenml", "tokenizer-gpt4o", "models", "tokenizer.json"), "gpt4o")
 		toks["gpt4o"] = gpt4o
 	}
 	want := map[string]bool{"gpt4o": true, "builtin": true, "qwen3": true, "llama3": true, "llama2": true, "deepseek_v3": true, "words": true}
@@ -80,9 +77,6 @@ func head32(ids []int) []int { return ids[:min(len(ids), 32)] }
 
 func loadBert(t *testing.T, model string) *HF {
 	t.Helper()
-	tok, err := LoadHF(bertModelPath(t, model), model)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tok := sharedHF(t, bertModelPath(t, model), model)
 	return tok
 }
