@@ -152,7 +152,16 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	stopProgress := startProgress(opts, &counters, in.expected+plan.Shard.Part(p.Loadgen.WarmupRequestCount), p.Loadgen.BenchmarkDuration)
 	win := &window{clock: clock}
 	col := startCollector(records, tok, clock, p, opts.Redactor, win, opts.Samples)
+	defer col.close()
 	col.shard = shard.log // before any record is sent
+	// A spill that cannot write (a full disk) stops the load: the run
+	// fails with its error rather than going on without its values.
+	loadCtx, stopLoad := context.WithCancelCause(ctx)
+	defer stopLoad(nil)
+	col.spill.OnError(func(err error) {
+		fmt.Fprintf(opts.Log, "ERROR  %v: stopping the run\n", err)
+		stopLoad(err)
+	})
 	stopWatch := watchInterrupt(ctx, func() {
 		// Everything finished so far goes to disk now, whatever comes next.
 		_ = records.Flush()
@@ -169,7 +178,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		gpu.referenceReading(ctx)
 	}
 	load := clientload.Start(clientLoadInterval)
-	outcome, runErr := schedule.Run(ctx, plan, newRequester(p, in, cl, tok, clock, &counters, col, seed).send, win.observer(ctx, sm, gpu, p.ServerMetrics.Interval))
+	outcome, runErr := schedule.Run(loadCtx, plan, newRequester(p, in, cl, tok, clock, &counters, col, seed).send, win.observer(ctx, sm, gpu, p.ServerMetrics.Interval))
 	clientLoad := load.Stop()
 	results, writeErr := col.finish()
 	shardErr := shard.log.Close()
@@ -228,7 +237,8 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		}
 	}
 	writeReport(dir, names, opts, res)
-	for _, err := range []error{runErr, writeErr, closeErr, shardErr, smErr, gpuErr} {
+	spillErr := col.close()
+	for _, err := range []error{runErr, writeErr, closeErr, shardErr, smErr, gpuErr, spillErr} {
 		if err != nil {
 			return res, err
 		}

@@ -1,6 +1,7 @@
 package benchmark
 
 import (
+	"fmt"
 	"runtime"
 	"sync"
 
@@ -38,6 +39,9 @@ type collector struct {
 	// merge; nil otherwise.
 	shard    *shardLog
 	writeErr error
+	// spill keeps the per-request values within the memory budget
+	// (--records-memory-budget), the rest on disk; close removes its files.
+	spill *metrics.Spill
 }
 
 func startCollector(records *export.RecordWriter, tok tokenizer.Tokenizer, clock record.Clock, p config.Profile, red *config.Redactor, win *window, samples []string) *collector {
@@ -68,14 +72,15 @@ func startCollector(records *export.RecordWriter, tok tokenizer.Tokenizer, clock
 func newCollector(records *export.RecordWriter, p config.Profile, win *window, samples []string) *collector {
 	goodput := len(p.SLOs) > 0
 	caps := endpoint.Kind(p.Endpoint.Type).Caps()
+	sp := metrics.NewSpill(p.Output.ArtifactDir, p.Output.RecordsMemoryBudgetBytes())
 	c := &collector{done: make(chan *record.Record, 4096), records: records, verdict: newVerdictSamples(p.Endpoint.Streaming),
-		agg: metrics.NewAggregator(goodput).ForTokens(caps.ProducesTokens, caps.TokenizesInput)}
+		agg: metrics.NewAggregator(goodput).ForTokens(caps.ProducesTokens, caps.TokenizesInput).WithSpill(sp), spill: sp}
 	if len(samples) > 0 {
 		c.samples = newSampleKeeper(samples)
 	}
 	c.win = win
 	if width := int64(p.ServerMetrics.SliceSeconds * 1e9); width > 0 {
-		c.slices = &timeslices{origin: &win.profilingStart, width: width, goodput: goodput, caps: caps}
+		c.slices = &timeslices{origin: &win.profilingStart, width: width, goodput: goodput, caps: caps, spill: sp}
 	}
 	return c
 }
@@ -108,7 +113,21 @@ func (c *collector) finish() (metrics.Results, error) {
 	if w := c.win; w != nil && w.profiled && w.endNs > w.startNs {
 		c.agg.SetWindow(w.startNs, w.endNs)
 	}
-	return c.agg.Results(), c.writeErr
+	results := c.agg.Results()
+	if c.writeErr == nil {
+		c.writeErr = c.spill.Err()
+	}
+	return results, c.writeErr
+}
+
+// close removes the spilled values' files (after the time slices'
+// results, which read them); the first error spilling, if any.
+func (c *collector) close() error {
+	err := c.spill.Err()
+	if cerr := c.spill.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("removing the spilled per-request values: %w", cerr)
+	}
+	return err
 }
 
 // timeslices returns the time slices' metrics (after finish), or nil

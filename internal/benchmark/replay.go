@@ -46,8 +46,9 @@ func Replay(in ReplayInput) (*Result, error) {
 	win := &window{startNs: in.StartNs, endNs: in.EndNs, profiled: in.Profiled, start: time.Unix(0, in.StartNs), end: time.Unix(0, in.EndNs)}
 	win.profilingStart.Store(in.StartNs)
 	col := newCollector(export.DiscardRecords(), p, win, nil) // no processors: records are kept as they come
+	defer col.close()
 	readErr := in.Records(col.keep)
-	results, _ := col.finish()
+	results, spillErr := col.finish()
 	if w := col.invalid.warning(); w != "" {
 		fmt.Fprintln(in.Log, w)
 	}
@@ -69,6 +70,12 @@ func Replay(in ReplayInput) (*Result, error) {
 	}
 	if readErr != nil {
 		return res, readErr
+	}
+	if err := col.close(); err != nil {
+		return res, err
+	}
+	if spillErr != nil {
+		return res, spillErr
 	}
 	return res, nil
 }

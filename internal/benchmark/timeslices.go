@@ -21,13 +21,15 @@ type timeslices struct {
 	// caps are the endpoint type's: which token metrics a slice has.
 	caps endpoint.Caps
 	aggs []*metrics.Aggregator
+	// spill keeps the slices' values within the run's memory budget.
+	spill *metrics.Spill
 }
 
 func (t *timeslices) add(r *record.Record, v *metrics.Values) {
 	i := int((v.StartWall - t.origin.Load()) / t.width)
 	i = max(i, 0) // a clock read a hair before the phase's own
 	for len(t.aggs) <= i {
-		t.aggs = append(t.aggs, metrics.NewAggregator(t.goodput).ForTimeslice().ForTokens(t.caps.ProducesTokens, t.caps.TokenizesInput))
+		t.aggs = append(t.aggs, metrics.NewAggregator(t.goodput).ForTimeslice().ForTokens(t.caps.ProducesTokens, t.caps.TokenizesInput).WithSpill(t.spill))
 	}
 	t.aggs[i].Add(r, v)
 }

@@ -315,6 +315,11 @@ type Output struct {
 	// file), records (the default: profile_export.jsonl too) or raw
 	// (profile_export_raw.jsonl besides).
 	ExportLevel string `json:"export_level"`
+	// RecordsMemoryBudget is --records-memory-budget, bytes: what the
+	// per-request values kept for the statistics may hold in memory,
+	// the rest going to disk; 0 for the default
+	// (RecordsMemoryBudgetBytes).
+	RecordsMemoryBudget int64 `json:"records_memory_budget,omitempty"`
 }
 
 // The export levels.
@@ -686,6 +691,9 @@ func (p *Profile) Finish() error {
 	case ExportSummary, ExportRecords, ExportRaw:
 	default:
 		return fmt.Errorf("--export-level %q: use summary, records or raw", p.Output.ExportLevel)
+	}
+	if b := p.Output.RecordsMemoryBudget; b != 0 && b < MinRecordsMemoryBudget {
+		return fmt.Errorf("--records-memory-budget %s: use at least %s", FormatByteSize(b), FormatByteSize(MinRecordsMemoryBudget))
 	}
 	switch p.Output.FailOnVerdict {
 	case "", "suspect", "invalid":

@@ -137,6 +137,7 @@ func BindFlags(fs *flag.FlagSet, p *Profile) *Flags {
 	f.vars((*floatValue)(&p.ServerMetrics.SliceSeconds), "Time-slice length in seconds for the client and server metrics statistics (0: none).", "slice-duration")
 	f.vars(boolValue{&p.Output.Overwrite}, "Replace a previous run's files in the artifact directory; without it they are moved to previous_<time>/ there first.", "overwrite")
 	f.vars((*stringValue)(&p.Output.ExportLevel), "Which files: summary (the aggregate JSON and CSV, no per-request file: for long runs), records (also profile_export.jsonl) or raw (also profile_export_raw.jsonl, each request's body and response as sent and received).", "export-level", "profile-export-level")
+	f.vars((*byteSizeValue)(&p.Output.RecordsMemoryBudget), "Memory the per-request values kept for the exact statistics may use (512MiB, 2GB, …); beyond it they go to a temporary folder under the artifact directory, removed at the end.", "records-memory-budget")
 	f.vars((*stringValue)(&p.Output.FailOnVerdict), "Exit with code 3 when the run verdict is this bad or worse: suspect or invalid (unset: the verdict never changes the exit code).", "fail-on-verdict")
 
 	sm := &p.ServerMetrics

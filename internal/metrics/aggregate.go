@@ -43,12 +43,35 @@ type Aggregator struct {
 	// breakdown holds, for each record with server timings, where its
 	// time to first token went (32 bytes a record); timingConflicts counts
 	// the records whose server account did not fit the client's time.
-	breakdown       []breakdownRow
+	breakdown       rowList
 	timingConflicts int
 	// timingRejected counts the records whose server sent timing values
 	// that cannot be times (left out).
 	timingRejected int
+	// sp, when set, keeps what grows with the records within a memory
+	// budget (WithSpill).
+	sp *Spill
 }
+
+// WithSpill keeps every per-request value a within sp's memory budget,
+// the rest on disk, and computes the statistics within it too, exactly.
+// Call it before the first Add; several aggregators (a run's and its time
+// slices') may share sp. It returns a.
+func (a *Aggregator) WithSpill(sp *Spill) *Aggregator {
+	a.sp = sp
+	for id := range a.values {
+		a.values[id].list.sp = sp
+	}
+	a.extra.co.effective.list.sp = sp
+	a.extra.co.creditToStart.list.sp = sp
+	a.extra.sweep.sp = sp
+	a.breakdown.l.sp = sp
+	return a
+}
+
+// Err is the first error spilling to disk or reading back: the
+// statistics are not to be used.
+func (a *Aggregator) Err() error { return a.sp.Err() }
 
 // ICLExactLimit is how many inter-chunk latencies are kept exactly (some
 // 8 MB); beyond it they are summarised in a stats.LogHistogram, whose
@@ -139,7 +162,7 @@ func (a *Aggregator) Add(r *record.Record, v *Values) {
 	if conflict {
 		a.timingConflicts++
 	} else if row, ok := breakdownRowOf(v); ok {
-		a.breakdown = append(a.breakdown, row)
+		a.breakdown.add(row)
 	}
 }
 
@@ -148,10 +171,12 @@ func (a *Aggregator) addICL(icl []float64) {
 	c := &a.values[InterChunkLatency]
 	if a.iclHist == nil && c.n+len(icl) > a.iclExactLimit {
 		a.iclHist = stats.NewLogHistogram()
-		for _, x := range c.values() {
-			a.iclHist.Add(x)
-		}
-		*c = newColumn(c.scale)
+		c.each(func(vs []float64) {
+			for _, x := range vs {
+				a.iclHist.Add(x)
+			}
+		})
+		c.reset()
 	}
 	for _, x := range icl {
 		if a.iclHist != nil {
@@ -168,7 +193,9 @@ func (a *Aggregator) RetainedBytes() int {
 	for id := range a.values {
 		total += a.values[id].bytes()
 	}
-	return total
+	total += a.extra.co.effective.bytes() + a.extra.co.creditToStart.bytes()
+	total += a.extra.sweep.ins.memBytes() + len(a.extra.sweep.icl)
+	return total + a.breakdown.l.memBytes()
 }
 
 // Result is one metric's outcome: a distribution for record metrics, one
@@ -218,9 +245,10 @@ func (rs *Results) Get(tag string) (Result, bool) {
 // It sorts the accumulated samples; call it once, after the last Add.
 func (a *Aggregator) Results() Results {
 	var out Results
-	// One buffer decodes every metric in turn: the run's peak memory is
-	// then one metric's values as float64, not all of them.
-	var buf []float64
+	// One buffer sorts every metric in turn: the run's peak memory is
+	// then one metric's values, 8 bytes each, or with a spill at most its
+	// working memory (sorted.go).
+	var buf []uint64
 	var adjusted []Result
 	for id := range numRecordMetrics {
 		if id == InterChunkLatency && a.iclHist != nil {
@@ -231,10 +259,12 @@ func (a *Aggregator) Results() Results {
 		if a.values[id].n == 0 {
 			continue
 		}
-		buf = a.values[id].appendValues(buf[:0])
-		s := stats.Summarize(buf)
+		s, adj, b := summarizeColumn(&a.values[id], a.sp, a.errors, isAdjusted(id), buf)
+		buf = b
 		out.Metrics = append(out.Metrics, Result{Def: RecordDefs[id], Dist: &s})
-		adjusted = adjustedResults(adjusted, id, buf, a.errors)
+		if adj != nil {
+			adjusted = append(adjusted, Result{Def: AdjustedDef(id), Dist: adj})
+		}
 	}
 	scalar := func(d Def, v float64) { out.Metrics = append(out.Metrics, Result{Def: d, Value: v}) }
 
@@ -302,9 +332,10 @@ func (a *Aggregator) Results() Results {
 		scalar(DefOSLMismatchCount, float64(a.oslMismatches))
 	}
 	out.Metrics = append(out.Metrics, adjusted...)
-	out.Metrics = append(out.Metrics, a.extra.results(buf)...)
+	out.Metrics = append(out.Metrics, a.extra.results(a.sp, buf)...)
 
-	out.TTFTBreakdown = breakdown(a.breakdown, a.timingConflicts, a.timingRejected)
+	out.TTFTBreakdown = breakdownSorted(int(a.breakdown.l.n), func(fn func([]breakdownRow)) { a.breakdown.sortedRows(a.sp, fn) },
+		a.timingConflicts, a.timingRejected)
 
 	for e, n := range a.errorCounts {
 		out.Errors = append(out.Errors, ErrorCount{Error: e, Count: n})

@@ -54,10 +54,7 @@ func TestColumnIsCompact(t *testing.T) {
 		for i := range n {
 			c.add(tc.value(i))
 		}
-		used := 0
-		for _, b := range c.blocks {
-			used += len(b)
-		}
+		used := int(c.list.usedBytes())
 		if per := float64(used) / n; per > tc.maxBytes {
 			t.Errorf("%s: %.2f bytes a value, want at most %v", tc.name, per, tc.maxBytes)
 		}
@@ -107,7 +104,7 @@ func TestAggregatorBytesPerRequest(t *testing.T) {
 		{"streaming, 64 tokens", true, 300},
 	} {
 		a := NewAggregator(false)
-		a.iclExactLimit = 100_000
+		a.iclExactLimit, a.extra.sweep.iclLimit = 100_000, 100_000
 		var icl []float64
 		const n = 20_000
 		half := 0

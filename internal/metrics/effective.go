@@ -106,24 +106,19 @@ func (e *extraMetrics) add(v *Values) {
 	e.sweep.add(v)
 }
 
-// adjustedResults appends adj_<tag> for metric id, given its successful values
-// sorted, when there were errors.
-func adjustedResults(out []Result, id ID, sorted []float64, errors int) []Result {
-	if errors == 0 || len(sorted) == 0 {
-		return out
-	}
+// isAdjusted reports whether metric id has an error-adjusted view.
+func isAdjusted(id ID) bool {
 	for _, a := range adjustedIDs {
 		if a == id {
-			s := adjustedSummary(sorted, errors)
-			return append(out, Result{Def: AdjustedDef(id), Dist: &s})
+			return true
 		}
 	}
-	return out
+	return false
 }
 
 // results are the run-level metrics in AIPerf's order: the time-weighted
 // families, then credit_to_start_latency and effective_latency.
-func (e *extraMetrics) results(buf []float64) []Result {
+func (e *extraMetrics) results(sp *Spill, buf []uint64) []Result {
 	if e.slice {
 		return nil
 	}
@@ -131,7 +126,9 @@ func (e *extraMetrics) results(buf []float64) []Result {
 	if !e.hasWindow {
 		w0, w1 = e.sweep.span()
 	}
-	out := e.sweep.results(w0, w1)
+	// The credit latencies first, so that their sort's buffer is free
+	// before the sweep sorts its records.
+	var co []Result
 	for _, c := range []struct {
 		d   Def
 		col *column
@@ -139,10 +136,11 @@ func (e *extraMetrics) results(buf []float64) []Result {
 		if c.col.n == 0 {
 			continue
 		}
-		s := stats.Summarize(c.col.appendValues(buf[:0]))
-		out = append(out, Result{Def: c.d, Dist: &s})
+		var s stats.Summary
+		s, _, buf = summarizeColumn(c.col, sp, 0, false, buf)
+		co = append(co, Result{Def: c.d, Dist: &s})
 	}
-	return out
+	return append(e.sweep.results(w0, w1), co...)
 }
 
 // SetWindow sets the phase's window, wall-clock ns: from its start to when

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"cmp"
+	"encoding/binary"
 	"math"
 	"slices"
 
@@ -81,10 +82,12 @@ func serverPart(id ID) bool {
 // The parts of a breakdown, in the order a request lives them.
 var breakdownParts = [...]string{"schedule_lateness", "connect_and_send", "server_queue", "server_prefill", "delivery"}
 
-// breakdownRow is one record's parts (ms) and their total.
+// breakdownRow is one record's parts (ms) and their total; idx is its
+// number, which orders rows of equal totals.
 type breakdownRow struct {
 	total float64
 	parts [len(breakdownParts)]float32
+	idx   int64
 }
 
 // breakdownRowOf returns a record's row, if it has every part.
@@ -103,6 +106,144 @@ func breakdownRowOf(v *Values) (breakdownRow, bool) {
 		row.total += p
 	}
 	return row, true
+}
+
+// compareRows orders rows by total, then number.
+func compareRows(x, y *breakdownRow) int {
+	if c := cmp.Compare(x.total, y.total); c != 0 {
+		return c
+	}
+	return cmp.Compare(x.idx, y.idx)
+}
+
+// rowBytes is a row's encoding: its total, its parts and its number.
+const rowBytes = 8 + 4*len(breakdownParts) + 8
+
+func appendRow(dst []byte, r *breakdownRow) []byte {
+	dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(r.total))
+	for _, p := range r.parts {
+		dst = binary.LittleEndian.AppendUint32(dst, math.Float32bits(p))
+	}
+	return binary.LittleEndian.AppendUint64(dst, uint64(r.idx))
+}
+
+func decodeRows(b []byte, out []breakdownRow) []breakdownRow {
+	for len(b) >= rowBytes {
+		var r breakdownRow
+		r.total = math.Float64frombits(binary.LittleEndian.Uint64(b))
+		for i := range r.parts {
+			r.parts[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[8+4*i:]))
+		}
+		r.idx = int64(binary.LittleEndian.Uint64(b[8+4*len(breakdownParts):]))
+		out = append(out, r)
+		b = b[rowBytes:]
+	}
+	return out
+}
+
+// rowList keeps the rows compactly (spill.go).
+type rowList struct{ l blockList }
+
+func (rl *rowList) add(r breakdownRow) {
+	r.idx = rl.l.n
+	rl.l.room(rowBytes)
+	rl.l.cur = appendRow(rl.l.cur, &r)
+	rl.l.added(rowBytes)
+}
+
+// each calls fn with the rows in the order of list l, a block at a time.
+func eachRow(l *blockList, fn func(rows []breakdownRow)) {
+	r := blockReader{l: l}
+	var rows []breakdownRow
+	for i := range l.numBlocks() {
+		b, _, _ := r.block(i)
+		rows = decodeRows(b, rows[:0])
+		fn(rows)
+	}
+}
+
+// sortedRows calls fn with the rows in ascending order (compareRows), in
+// batches: sorted in memory when they fit the working memory, else in
+// runs merged.
+func (rl *rowList) sortedRows(sp *Spill, fn func(rows []breakdownRow)) {
+	n := int(rl.l.n)
+	limit := workLimit(sp, 2*rowBytes)
+	if n <= limit {
+		rows := make([]breakdownRow, 0, n)
+		eachRow(&rl.l, func(rs []breakdownRow) { rows = append(rows, rs...) })
+		slices.SortFunc(rows, func(x, y breakdownRow) int { return compareRows(&x, &y) })
+		fn(rows)
+		return
+	}
+	file := sp.tempFile()
+	defer sp.release(file)
+	block := max(runBlock(sp, n/limit+1), 4*rowBytes)
+	var runs []*blockList
+	chunk := make([]breakdownRow, 0, limit)
+	flush := func() {
+		slices.SortFunc(chunk, func(x, y breakdownRow) int { return compareRows(&x, &y) })
+		run := &blockList{sp: sp, file: file, disk: true, fixed: block}
+		for i := range chunk {
+			run.room(rowBytes)
+			run.cur = appendRow(run.cur, &chunk[i])
+			run.added(rowBytes)
+		}
+		run.finish()
+		runs = append(runs, run)
+		chunk = chunk[:0]
+	}
+	eachRow(&rl.l, func(rs []breakdownRow) {
+		for _, r := range rs {
+			if len(chunk) == limit {
+				flush()
+			}
+			chunk = append(chunk, r)
+		}
+	})
+	flush()
+	chunk = nil
+	type cursor struct {
+		r    blockReader
+		next int
+		rows []breakdownRow
+		pos  int
+	}
+	fill := func(c *cursor) bool {
+		for c.pos >= len(c.rows) {
+			if c.next >= c.r.l.numBlocks() {
+				return false
+			}
+			b, _, _ := c.r.block(c.next)
+			c.next++
+			c.rows, c.pos = decodeRows(b, c.rows[:0]), 0
+		}
+		return true
+	}
+	cs := make([]*cursor, 0, len(runs))
+	for _, run := range runs {
+		if c := (&cursor{r: blockReader{l: run}}); fill(c) {
+			cs = append(cs, c)
+		}
+	}
+	h := newHeap(len(cs), func(i, j int) bool { return compareRows(&cs[i].rows[cs[i].pos], &cs[j].rows[cs[j].pos]) < 0 })
+	out := make([]breakdownRow, 0, 1024)
+	for h.len() > 0 {
+		c := cs[h.top()]
+		out = append(out, c.rows[c.pos])
+		c.pos++
+		if fill(c) {
+			h.fix()
+		} else {
+			h.pop()
+		}
+		if len(out) == cap(out) {
+			fn(out)
+			out = out[:0]
+		}
+	}
+	if len(out) > 0 {
+		fn(out)
+	}
 }
 
 // Breakdown is where the time from due to first token went, for the
@@ -148,34 +289,57 @@ var breakdownBands = []struct {
 
 // breakdown computes the bands of rows (sorting them).
 func breakdown(rows []breakdownRow, conflicts, rejected int) *Breakdown {
-	if len(rows) == 0 && conflicts == 0 && rejected == 0 {
+	for i := range rows {
+		rows[i].idx = int64(i)
+	}
+	slices.SortFunc(rows, func(x, y breakdownRow) int { return compareRows(&x, &y) })
+	return breakdownSorted(len(rows), func(fn func([]breakdownRow)) { fn(rows) }, conflicts, rejected)
+}
+
+// breakdownSorted computes the bands of n rows that each calls fn with,
+// in ascending order (compareRows), in batches.
+func breakdownSorted(n int, each func(fn func([]breakdownRow)), conflicts, rejected int) *Breakdown {
+	if n == 0 && conflicts == 0 && rejected == 0 {
 		return nil
 	}
-	b := &Breakdown{Records: len(rows), Conflicts: conflicts, Rejected: rejected}
-	if len(rows) == 0 {
+	b := &Breakdown{Records: n, Conflicts: conflicts, Rejected: rejected}
+	if n == 0 {
 		return b
 	}
-	slices.SortFunc(rows, func(x, y breakdownRow) int { return cmp.Compare(x.total, y.total) })
-	n := len(rows)
-	for _, band := range breakdownBands {
+	type band struct {
+		lo, hi int
+		sums   [len(breakdownParts)]float64
+		total  float64
+	}
+	bands := make([]band, len(breakdownBands))
+	for i, bb := range breakdownBands {
 		// Ranks [from·n, to·n), rounded away from float noise (0.55·100
 		// is 55.000000000000007).
-		lo := min(int(math.Floor(band.from*float64(n)/100+1e-9)), n-1)
-		hi := max(int(math.Ceil(band.to*float64(n)/100-1e-9)), lo+1)
-		hi = min(hi, n)
-		var sums [len(breakdownParts)]float64
-		total := 0.0
-		for _, r := range rows[lo:hi] {
-			for i, p := range r.parts {
-				sums[i] += float64(p)
+		lo := min(int(math.Floor(bb.from*float64(n)/100+1e-9)), n-1)
+		hi := max(int(math.Ceil(bb.to*float64(n)/100-1e-9)), lo+1)
+		bands[i].lo, bands[i].hi = lo, min(hi, n)
+	}
+	rank := 0
+	each(func(rows []breakdownRow) {
+		for _, r := range rows {
+			for i := range bands {
+				if bd := &bands[i]; rank >= bd.lo && rank < bd.hi {
+					for k, p := range r.parts {
+						bd.sums[k] += float64(p)
+					}
+					bd.total += r.total
+				}
 			}
-			total += r.total
+			rank++
 		}
-		k := float64(hi - lo)
-		bb := BreakdownBand{Band: band.name, FromPct: band.from, ToPct: band.to, Records: hi - lo, TotalMs: total / k}
+	})
+	for i, band := range breakdownBands {
+		bd := &bands[i]
+		k := float64(bd.hi - bd.lo)
+		bb := BreakdownBand{Band: band.name, FromPct: band.from, ToPct: band.to, Records: bd.hi - bd.lo, TotalMs: bd.total / k}
 		best := -1.0
 		for i, name := range breakdownParts {
-			p := BreakdownPart{Part: name, Ms: sums[i] / k}
+			p := BreakdownPart{Part: name, Ms: bd.sums[i] / k}
 			if bb.TotalMs > 0 {
 				p.Share = p.Ms / bb.TotalMs
 			}

@@ -47,11 +47,19 @@ type sweepRecord struct {
 
 // sweep accumulates the records for the time-weighted curves.
 type sweep struct {
-	recs []sweepRecord
+	// ins holds the records in the order added, compactly (sweepstore.go);
+	// n counts them; lo and hi are the span of their starts and ends.
+	ins    blockList
+	insW   entryWriter
+	n      int64
+	lo, hi int64
+	// sp, when set, bounds the memory the records and the statistics'
+	// work hold (spill.go).
+	sp *Spill
 	// icl holds every record's inter-chunk gaps in ns, zigzag varints in
-	// record order; iclN counts them. Beyond iclLimit gaps they are
-	// dropped and the decode curves use request-level rates, as AIPerf's
-	// do when its list backend keeps no per-record chunks.
+	// record order; iclN counts them. Beyond iclLimit gaps (or records)
+	// they are dropped and the decode curves use request-level rates, as
+	// AIPerf's do when its list backend keeps no per-record chunks.
 	icl      []byte
 	iclN     int
 	iclLimit int
@@ -59,8 +67,8 @@ type sweep struct {
 	// noTokens: the API type makes or takes no text, so only the
 	// concurrency curve has a meaning (Aggregator.ForTokens).
 	noTokens bool
-	// idx is what results derives from recs and keeps for the next
-	// window (a time slice); add drops it.
+	// idx is what results derives from the records and keeps for the
+	// next window (a time slice); add drops it.
 	idx *sweepIndex
 }
 
@@ -76,12 +84,13 @@ func (s *sweep) add(v *Values) {
 		// rounding gives the ns back exactly (column.go).
 		r.gen = v.StartWall + int64(math.Round(ttft*nsPerMs))
 	}
+	if !s.iclOff && s.n >= int64(s.iclLimit) {
+		// The chunk curves' events would grow with the records.
+		s.iclOff, s.icl = true, nil
+	}
 	if n := len(v.ICL); n > 0 && !s.iclOff {
 		if s.iclN+n > s.iclLimit {
-			s.iclOff, s.icl = true, nil
-			for i := range s.recs {
-				s.recs[i].icl = 0
-			}
+			s.iclOff, s.icl = true, nil // the records' icl counts are ignored from now on
 		} else {
 			for _, x := range v.ICL {
 				s.icl = binary.AppendUvarint(s.icl, zigzag(int64(math.Round(x*nsPerMs))))
@@ -90,7 +99,13 @@ func (s *sweep) add(v *Values) {
 			r.icl = int32(n)
 		}
 	}
-	s.recs = append(s.recs, r)
+	if s.n == 0 {
+		s.lo, s.hi = math.MaxInt64, math.MinInt64
+		s.ins.sp, s.insW.l = s.sp, &s.ins
+	}
+	s.lo, s.hi = min(s.lo, r.start, r.end), max(s.hi, r.start, r.end)
+	s.insW.add(&sweepEntry{r, s.n})
+	s.n++
 	s.idx = nil
 }
 
@@ -103,9 +118,10 @@ func (s *sweep) add(v *Values) {
 // curves (decode throughput and tokens in flight with ICL data) are the
 // exception: one event per gap, materialised, bounded by iclLimit.
 //
-// Peak memory beyond the records: the three orders (12 bytes a record),
-// their sort (32 bytes a record, freed before any segment exists) and
-// one segment buffer, at most three segments a record (48 bytes).
+// Memory beyond the records: the three orders (as compact as the
+// records), their sort (at most the spill's working memory) and one
+// segment buffer, at most three segments a record (48 bytes) or, beyond
+// the working memory, statistics computed in passes (sweepline_stats.go).
 
 // curveID names a base curve; the per-user curves are quotients of two.
 type curveID int8
@@ -241,12 +257,19 @@ type mark struct {
 	sum float64
 }
 
+// marksEvery is the marks' spacing for n records: markEvery, wider for
+// runs of over 16 million records so that the marks stay bounded.
+func marksEvery(n int64) int {
+	return markEvery * int(max(1, (n+(16<<20)-1)/(16<<20)))
+}
+
 // sweepIndex is what results derives from the records, kept for the next
 // window.
 type sweepIndex struct {
-	recs   []sweepRecord
-	orders [3][]uint32
+	s      *sweep
+	orders [3]*blockList
 	curves [nCurves]baseCurve
+	every  int // marks' spacing
 }
 
 // index builds the orders and the curves' lists, and reads every curve
@@ -255,15 +278,14 @@ func (s *sweep) index() *sweepIndex {
 	if s.idx != nil {
 		return s.idx
 	}
-	x := &sweepIndex{recs: s.recs}
-	keys, tmp := make([]keyed, 0, len(s.recs)), make([]keyed, len(s.recs))
+	s.ins.finish()
+	x := &sweepIndex{s: s, every: marksEvery(s.n)}
 	for o := range x.orders {
-		x.orders[o] = s.sortedBy(order(o), keys, tmp)
+		x.orders[o] = s.sortOrder(order(o))
 	}
-	keys, tmp = nil, nil
 	up := func(k evKind, o order, mul, off int64) evList { return evList{k, o, false, mul, off} }
 	down := func(k evKind, o order, mul, off int64) evList { return evList{k, o, true, mul, off} }
-	n := 2 * int64(len(s.recs))
+	n := 2 * s.n
 	x.curves[cConc].lists = []evList{up(kConcUp, byStart, 2, 0), down(kConcDown, byEnd, 2, 1)}
 	x.curves[cDecConc].lists = []evList{up(kDecConcUp, byGen, 2, 0), down(kDecConcDown, byEnd, 2, 1)}
 	x.curves[cPreConc].lists = []evList{up(kPreConcUp, byStart, 2, 0), down(kPreConcDown, byGen, 2, 1)}
@@ -293,7 +315,7 @@ func (s *sweep) index() *sweepIndex {
 		var st stream
 		st.start(x, curveID(id))
 		for st.next != math.MaxInt64 {
-			if c.points%markEvery == 0 {
+			if c.points%x.every == 0 {
 				c.marks = append(c.marks, mark{st.next, st.pos, st.sum})
 			}
 			c.largest = max(c.largest, st.advance())
@@ -304,46 +326,13 @@ func (s *sweep) index() *sweepIndex {
 	return x
 }
 
-// sortedBy is the records having time o, sorted by it, stably.
-func (s *sweep) sortedBy(o order, keys, tmp []keyed) []uint32 {
-	at := func(r *sweepRecord) int64 {
-		switch o {
-		case byStart:
-			return r.start
-		case byGen:
-			return r.gen
-		}
-		return r.end
-	}
-	first := int64(math.MaxInt64)
-	for i := range s.recs {
-		if t := at(&s.recs[i]); t != noTime {
-			first = min(first, t)
-		}
-	}
-	keys = keys[:0]
-	for i := range s.recs {
-		if t := at(&s.recs[i]); t != noTime {
-			keys = append(keys, keyed{uint64(t - first), float64(i)})
-		}
-	}
-	if len(keys) == 0 {
-		return nil
-	}
-	keys = radixSort(keys, tmp[:len(keys)])
-	out := make([]uint32, len(keys))
-	for i, e := range keys {
-		out[i] = uint32(e.x)
-	}
-	return out
-}
-
 // stream reads a curve one distinct event time at a time: v is its value
 // (snapped) after every event before next.
 type stream struct {
 	x    *sweepIndex
 	c    *baseCurve
 	pos  [4]int // per list, the next entry of its order; or the next event of c.c
+	cur  [4]entryCursor
 	head [4]head
 	sum  float64
 	next int64 // math.MaxInt64 past the last event
@@ -406,14 +395,19 @@ func (s *stream) seek(x *sweepIndex, id curveID, t int64) {
 func (s *stream) fill(l int) {
 	list := &s.c.lists[l]
 	ord := s.x.orders[list.order]
-	for p := s.pos[l]; p < len(ord); p++ {
-		i := ord[p]
-		if t, d, ok := list.kind.event(&s.x.recs[i]); ok {
-			s.pos[l], s.head[l] = p, head{t, d, list.seqMul*int64(i) + list.seqOff}
+	cur := &s.cur[l]
+	if cur.r.l != ord {
+		*cur = newEntryCursor(ord)
+	}
+	n := int(ord.n)
+	for p := s.pos[l]; p < n; p++ {
+		e := cur.at(int64(p))
+		if t, d, ok := list.kind.event(&e.sweepRecord); ok {
+			s.pos[l], s.head[l] = p, head{t, d, list.seqMul*e.idx + list.seqOff}
 			return
 		}
 	}
-	s.pos[l], s.head[l] = len(ord), head{t: math.MaxInt64}
+	s.pos[l], s.head[l] = n, head{t: math.MaxInt64}
 }
 
 // advance reads every event at next, in stepFunction's order, and
@@ -468,8 +462,9 @@ func (s *stream) snap(sum float64) float64 {
 // non-zero inter-chunk gaps, each gap at its own rate.
 func (s *sweep) decodeByChunk(ev []event) []event {
 	buf, gaps := s.icl, make([]int64, 0, 64)
-	for i := range s.recs {
-		r := &s.recs[i]
+	cur := newEntryCursor(&s.ins)
+	for i := range s.n {
+		r := &cur.at(i).sweepRecord
 		gaps, buf = readGaps(gaps[:0], buf, int(r.icl))
 		nonZero := 0
 		for _, g := range gaps {
@@ -499,8 +494,9 @@ func (s *sweep) decodeByChunk(ev []event) []event {
 // no output tokens.
 func (s *sweep) tokenEvents(ev []event) []event {
 	buf, gaps := s.icl, make([]int64, 0, 64)
-	for i := range s.recs {
-		r := &s.recs[i]
+	cur := newEntryCursor(&s.ins)
+	for i := range s.n {
+		r := &cur.at(i).sweepRecord
 		isl, osl := float64(r.isl), float64(r.osl)
 		hasGen := r.gen != noTime
 		prefill := hasGen && !math.IsNaN(isl) && r.gen > r.start
@@ -599,7 +595,7 @@ func stepFunction(ev []event) curve {
 // results are the Effective and Active families over [w0, w1]; none
 // without records.
 func (s *sweep) results(w0, w1 int64) []Result {
-	if len(s.recs) == 0 {
+	if s.n == 0 {
 		return nil
 	}
 	x := s.index()
@@ -636,6 +632,9 @@ func (s *sweep) results(w0, w1 int64) []Result {
 		}
 		size = max(size, x.segmentsAtMost(w0, w1, ids...))
 	}
+	if s.sp != nil {
+		size = min(size, workLimit(s.sp, 16)) // beyond it, in passes
+	}
 	segs := make([]segment, 0, size)
 	out := make([]Result, 0, len(ms))
 	for _, m := range ms {
@@ -650,13 +649,8 @@ func (s *sweep) results(w0, w1 int64) []Result {
 // span is the first and last event of the concurrency curve (every
 // record's start and end): the window when none was set.
 func (s *sweep) span() (int64, int64) {
-	if len(s.recs) == 0 {
+	if s.n == 0 {
 		return 0, 0
 	}
-	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
-	for i := range s.recs {
-		r := &s.recs[i]
-		lo, hi = min(lo, r.start, r.end), max(hi, r.start, r.end)
-	}
-	return lo, hi
+	return s.lo, s.hi
 }

@@ -1,7 +1,10 @@
 package metrics
 
 import (
+	"cmp"
 	"math"
+	"math/bits"
+	"slices"
 	"sort"
 
 	"github.com/llmbench/llmbench/internal/stats"
@@ -132,11 +135,32 @@ func partition3(a []segment, lo, hi int, p uint64) (lt, gt int, less, equal floa
 // event time of those curves, the first carrying the value in force at
 // w0, weighted over the whole window. With mask (Active), the cuts
 // include mask's and only the segments where mask is positive count,
-// weighted over their time only.
+// weighted over their time only. The segments are gathered in segs when
+// they fit the spill's working memory (or there is no spill), else the
+// statistics are computed in passes over them (statsInPasses).
 func (x *sweepIndex) timeWeighted(num, den, mask curveID, w0, w1 int64, segs *[]segment) twStats {
 	if w1 <= w0 || x.curves[num].points == 0 || den != cNone && x.curves[den].points == 0 {
 		return twStats{}
 	}
+	ids := []curveID{num}
+	for _, id := range []curveID{den, mask} {
+		if id != cNone {
+			ids = append(ids, id)
+		}
+	}
+	if sp := x.s.sp; sp != nil && x.segmentsAtMost(w0, w1, ids...) > max(cap(*segs), workLimit(sp, 16)) {
+		return statsInPasses(func(emit func(segment)) float64 {
+			return x.segments(num, den, mask, w0, w1, emit)
+		}, workLimit(sp, 16))
+	}
+	*segs = (*segs)[:0]
+	total := x.segments(num, den, mask, w0, w1, func(g segment) { *segs = append(*segs, g) })
+	return statsOf(*segs, total)
+}
+
+// segments calls emit with the segments of a statistic (timeWeighted), in
+// time order, and returns the time they are weighted over.
+func (x *sweepIndex) segments(num, den, mask curveID, w0, w1 int64, emit func(segment)) float64 {
 	var sts [3]stream // num, den, mask; c nil when unset
 	for i, id := range [...]curveID{num, den, mask} {
 		if id != cNone {
@@ -152,7 +176,6 @@ func (x *sweepIndex) timeWeighted(num, den, mask curveID, w0, w1 int64, segs *[]
 	} else if mask == den {
 		ms, sts[2] = ds, stream{} // one stream serves both
 	}
-	*segs = (*segs)[:0]
 	active := 0.0
 	for at := w0; ; {
 		t := w1
@@ -171,9 +194,9 @@ func (x *sweepIndex) timeWeighted(num, den, mask curveID, w0, w1 int64, segs *[]
 		d := float64(t - at)
 		switch {
 		case ms == nil:
-			*segs = append(*segs, seg(d, v))
+			emit(seg(d, v))
 		case ms.v > 0:
-			*segs = append(*segs, seg(d, v))
+			emit(seg(d, v))
 			active += d
 		}
 		if t >= w1 {
@@ -187,9 +210,180 @@ func (x *sweepIndex) timeWeighted(num, den, mask curveID, w0, w1 int64, segs *[]
 		at = t
 	}
 	if ms == nil {
-		return statsOf(*segs, float64(w1-w0))
+		return float64(w1 - w0)
 	}
-	return statsOf(*segs, active)
+	return active
+}
+
+// statsInPasses computes statsOf's statistics without holding the
+// segments: replay emits them, in time order, each time it is called.
+// The first pass sums as statsOf does (in time order, so bit for bit the
+// same avg, min and max), the second the deviations. The percentiles are
+// statsOf's too: the least value whose segments up to it hold a share of
+// at least q of the time. Durations are whole ns, so every sum of them is
+// exact whatever their order: each pass narrows down, for each q, the
+// range of keys it lies in by the time every range of a histogram holds
+// (some ranges of 1/65536 of the current one), until the range holds a
+// single value or few enough segments to be selected from in memory.
+func statsInPasses(replay func(emit func(segment)) float64, limit int) twStats {
+	var s twStats
+	s.min, s.max = math.Inf(1), math.Inf(-1)
+	weighted, run := 0.0, 0.0
+	n, top := 0, uint64(0)
+	const width = 16
+	type bucket struct {
+		w      float64
+		n      int
+		lo, hi uint64
+	}
+	type search struct {
+		q          float64
+		base, last uint64 // the range of keys searched, in buckets shift bits wide
+		shift      uint
+		below      float64 // the time of the segments below base
+		hist       []bucket
+		collect    bool // gather the range's segments next pass
+		segs       []segment
+		done, none bool
+		v          float64
+	}
+	var ss [4]search
+	for i, q := range [...]float64{0.50, 0.90, 0.95, 0.99} {
+		ss[i] = search{q: q, last: math.MaxUint64, shift: 64 - width, hist: make([]bucket, 1<<width)}
+	}
+	in := func(q *search, k uint64) (int, bool) {
+		if k < q.base || k > q.last {
+			return 0, false
+		}
+		return int((k - q.base) >> q.shift), true
+	}
+	tally := func(g segment) {
+		for i := range ss {
+			q := &ss[i]
+			if q.done {
+				continue
+			}
+			b, ok := in(q, g.k)
+			if !ok {
+				continue
+			}
+			if q.collect {
+				q.segs = append(q.segs, g)
+				continue
+			}
+			h := &q.hist[b]
+			if h.n == 0 {
+				h.lo, h.hi = g.k, g.k
+			}
+			h.w += g.x
+			h.n++
+			h.lo, h.hi = min(h.lo, g.k), max(h.hi, g.k)
+		}
+	}
+	total := replay(func(g segment) {
+		v := keyFloat(g.k)
+		weighted += v * g.x
+		run += g.x
+		s.min, s.max = min(s.min, v), max(s.max, v)
+		n++
+		top = max(top, g.k)
+		tally(g)
+	})
+	if n == 0 || total <= 0 {
+		return twStats{}
+	}
+	s.avg = weighted / total
+	// narrow settles each search after a pass: the bucket where its
+	// share is reached, or the value itself.
+	narrow := func() {
+		for i := range ss {
+			q := &ss[i]
+			if q.done {
+				continue
+			}
+			if q.collect {
+				slices.SortFunc(q.segs, func(a, b segment) int { return cmp.Compare(a.k, b.k) })
+				cum := q.below
+				q.done, q.none = true, true
+				for j := 0; j < len(q.segs); {
+					k := q.segs[j].k
+					for ; j < len(q.segs) && q.segs[j].k == k; j++ {
+						cum += q.segs[j].x
+					}
+					if cum/run >= q.q {
+						q.v, q.none = keyFloat(k), false
+						break
+					}
+				}
+				q.segs = nil
+				continue
+			}
+			cum := q.below
+			found := -1
+			for b := range q.hist {
+				h := &q.hist[b]
+				if h.n == 0 {
+					continue
+				}
+				if (cum+h.w)/run >= q.q {
+					found = b
+					break
+				}
+				cum += h.w
+			}
+			if found < 0 {
+				q.done, q.none = true, true
+				continue
+			}
+			h := q.hist[found]
+			q.below, q.base, q.last = cum, h.lo, h.hi
+			switch {
+			case h.lo == h.hi:
+				q.done, q.v = true, keyFloat(h.lo)
+			case h.n <= limit/(2*len(ss)): // all four gathered: half the working memory
+				q.collect = true
+			default:
+				q.shift = uint(max(0, bits.Len64(h.hi-h.lo)-width))
+			}
+			clear(q.hist)
+			if q.collect || q.done {
+				q.hist = nil
+			}
+		}
+	}
+	narrow()
+	dev := 0.0
+	replay(func(g segment) {
+		d := keyFloat(g.k) - s.avg
+		dev += g.x * d * d
+		tally(g)
+	})
+	s.std = math.Sqrt(dev / total)
+	for {
+		narrow()
+		pending := false
+		for i := range ss {
+			pending = pending || !ss[i].done
+		}
+		if !pending {
+			break
+		}
+		replay(tally)
+	}
+	// A share that rounding keeps below q: the largest value, for it and
+	// every q above it (statsOf's quantiles).
+	ps := [4]float64{}
+	for i := range ss {
+		if ss[i].none {
+			for ; i < len(ss); i++ {
+				ps[i] = keyFloat(top)
+			}
+			break
+		}
+		ps[i] = ss[i].v
+	}
+	s.p50, s.p90, s.p95, s.p99 = ps[0], ps[1], ps[2], ps[3]
+	return s
 }
 
 // segmentsAtMost bounds the number of segments of a statistic of curves

@@ -429,8 +429,13 @@ var updateSweepGolden = flag.Bool("update", false, "rewrite testdata/sweepline_g
 // events tie, failed records, ISL 0 and OSL 0 or 1, and optionally chunks
 // (zero gaps and chunks at or past the end among them).
 func sweepGoldenCase(seed uint64, n int, withICL bool, iclLimit int) *sweep {
+	return sweepCase(seed, n, withICL, iclLimit, nil)
+}
+
+// sweepCase is sweepGoldenCase's run with its records kept by sp.
+func sweepCase(seed uint64, n int, withICL bool, iclLimit int, sp *Spill) *sweep {
 	rng := rand.New(rand.NewPCG(seed, 7))
-	s := &sweep{iclLimit: iclLimit}
+	s := &sweep{iclLimit: iclLimit, sp: sp}
 	for range n {
 		grid := int64(1 + rng.IntN(3)*999) // 1 ns or ~1 µs steps: ties
 		start := rng.Int64N(2000) * grid
