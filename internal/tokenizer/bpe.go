@@ -22,6 +22,11 @@ type bpe struct {
 	rankIsID  bool
 	byteLevel bool
 	byteIDs   [256]int32 // byteLevel: each byte's own token, -1 if none
+	// suffix is end_of_word_suffix (CLIP's "</w>"; raw bytes when
+	// byteLevel): a word's last character starts as the symbol spelled
+	// with it. lastByteIDs, with a suffix, are the bytes' tokens with it.
+	suffix      string
+	lastByteIDs [256]int32
 	// ignoreMerges emits a word found whole in the vocabulary as one token.
 	ignoreMerges bool
 	// byteFallback spells a character missing from the vocabulary as its
@@ -89,8 +94,8 @@ const scratchKeepMax = 1 << 16
 // SentencePiece-style files have no pre-tokenizer, so without this a whole
 // prompt is one word: merged in a heap, never cached.
 func (m *bpe) splitAtMark(mark string) {
-	if mark == "" || m.byteLevel || m.rankIsID || m.ignoreMerges {
-		return
+	if mark == "" || m.byteLevel || m.rankIsID || m.ignoreMerges || m.suffix != "" {
+		return // (a suffix marks a word's end, which a cut would move)
 	}
 	if _, ok := m.vocab[mark]; !ok {
 		return
@@ -149,7 +154,7 @@ func (m *bpe) appendPiece(dst []int32, word string, tally *int) []int32 {
 		if word == "" {
 			return dst
 		}
-		if id := m.byteIDs[word[0]]; m.byteLevel && id >= 0 {
+		if id := m.byteIDs[word[0]]; m.byteLevel && m.suffix == "" && id >= 0 {
 			return append(dst, id)
 		}
 	}
@@ -237,17 +242,13 @@ func (z *symbolizer) vocabID(r rune, ch string) (int32, bool) {
 func (z *symbolizer) fill(dst, starts []int32, base, limit int) ([]int32, []int32, bool) {
 	m, word := z.m, z.word
 	if m.byteLevel {
-		for ; z.i < len(word) && len(dst) < limit; z.i++ {
-			id := m.byteIDs[word[z.i]]
-			if id < 0 {
-				if id = m.unk; id < 0 {
-					continue
-				}
-			}
-			dst = append(dst, id)
-			if z.withStarts {
-				starts = append(starts, int32(z.i-base))
-			}
+		end := len(word)
+		if m.suffix != "" {
+			end-- // the last byte is read below, with the suffix
+		}
+		dst, starts = z.fillBytes(dst, starts, base, limit, end, &m.byteIDs)
+		if end < len(word) && z.i == end {
+			dst, starts = z.fillBytes(dst, starts, base, limit, len(word), &m.lastByteIDs)
 		}
 		return dst, starts, z.i == len(word)
 	}
@@ -257,7 +258,17 @@ func (z *symbolizer) fill(dst, starts []int32, base, limit int) ([]int32, []int3
 		r, size := utf8.DecodeRuneInString(word[z.i:])
 		ch := word[z.i : z.i+size]
 		z.i += size
-		if id, ok := z.vocabID(r, ch); ok {
+		var id int32
+		var ok bool
+		if z.i == len(word) && m.suffix != "" {
+			// The reference spells the last character with the suffix,
+			// byte fallbacks included.
+			ch += m.suffix
+			id, ok = m.vocab[ch]
+		} else {
+			id, ok = z.vocabID(r, ch)
+		}
+		if ok {
 			if z.pendingUnk {
 				dst, z.pendingUnk = append(dst, m.unk), false
 			}
@@ -287,6 +298,25 @@ func (z *symbolizer) fill(dst, starts []int32, base, limit int) ([]int32, []int3
 		dst, z.pendingUnk = append(dst, m.unk), false
 	}
 	return dst, starts, true
+}
+
+// fillBytes is fill for a byte-level vocabulary, up to byte end, each
+// byte's symbol from ids.
+func (z *symbolizer) fillBytes(dst, starts []int32, base, limit, end int, ids *[256]int32) ([]int32, []int32) {
+	word := z.word
+	for ; z.i < end && len(dst) < limit; z.i++ {
+		id := ids[word[z.i]]
+		if id < 0 {
+			if id = z.m.unk; id < 0 {
+				continue
+			}
+		}
+		dst = append(dst, id)
+		if z.withStarts {
+			starts = append(starts, int32(z.i-base))
+		}
+	}
+	return dst, starts
 }
 
 func (m *bpe) hasFallback(ch string) bool {

@@ -10,8 +10,9 @@ import (
 )
 
 // HF is a Hugging Face tokenizer.json tokenizer with a BPE model (byte-level
-// as GPT-2, Llama 3, Qwen and DeepSeek; SentencePiece-style with byte
-// fallback as Llama 2, Mistral and Gemma) or a WordPiece one (BERT,
+// as GPT-2, Llama 3, Qwen, DeepSeek and Falcon, or CLIP's with an
+// end-of-word suffix; SentencePiece-style with byte fallback as Llama 2,
+// Mistral and Gemma) or a WordPiece one (BERT,
 // MiniLM, BGE: BertNormalizer and BertPreTokenizer). It encodes as the
 // reference library does with add_special_tokens=False: added tokens found
 // in the text, then normalizer, pre-tokenizer and model; no post-processor,
@@ -32,8 +33,10 @@ type HF struct {
 	// pieces is each id's text for Decode: raw bytes for a byte-level
 	// vocabulary, with "▁" for spaces otherwise, as written for WordPiece.
 	pieces []string
-	// wpDecoder, for a WordPiece model, joins pieces as its decoder does.
-	wpDecoder *wordPieceDecoder
+	// wpDecoder, for a WordPiece model, joins pieces as its decoder does;
+	// bpeDecoder, for a BPE model, as a BPEDecoder does (CLIP's).
+	wpDecoder  *wordPieceDecoder
+	bpeDecoder *bpeDecoder
 	// spaceMark is the character standing for a space ("▁"), "" for none;
 	// stripLead drops the space Decode gets from a prepended one.
 	spaceMark string
@@ -85,6 +88,9 @@ func (t *HF) Encode(text string) []int {
 
 // Decode returns the text of ids (unknown ids are skipped).
 func (t *HF) Decode(ids []int) string {
+	if t.bpeDecoder != nil {
+		return t.bpeDecoder.decode(t.pieces, ids)
+	}
 	var b strings.Builder
 	if t.wpDecoder != nil {
 		i := 0
@@ -184,6 +190,7 @@ type tokenizerJSON struct {
 	Decoder      *struct {
 		Type    string  `json:"type"`
 		Prefix  *string `json:"prefix"`
+		Suffix  *string `json:"suffix"`
 		Cleanup *bool   `json:"cleanup"`
 	} `json:"decoder"`
 	Model struct {
@@ -284,10 +291,23 @@ func ParseHF(data []byte, name string) (*HF, error) {
 		pieces = vocab
 	} else {
 		t.model = &bpe{byteLevel: byteLevel, ignoreMerges: m.IgnoreMerges, byteFallback: m.ByteFallback, fuseUnk: m.FuseUnk, unk: -1}
+		if s := m.EndOfWordSuffix; s != nil && *s != "" {
+			if t.model.suffix, err = rawSuffix(*s, byteLevel); err != nil {
+				return nil, err
+			}
+		}
 		if err := t.model.load(vocab, m.Merges, m.UnkToken); err != nil {
 			return nil, err
 		}
 		pieces = t.model.vocab
+		if d := j.Decoder; d != nil && d.Type == "BPEDecoder" {
+			// It joins the tokens as the vocabulary spells them.
+			t.bpeDecoder = &bpeDecoder{suffix: "</w>"}
+			if d.Suffix != nil {
+				t.bpeDecoder.suffix = *d.Suffix
+			}
+			pieces = vocab
+		}
 	}
 	maxID := int32(-1)
 	for _, id := range pieces {
@@ -297,7 +317,9 @@ func ParseHF(data []byte, name string) (*HF, error) {
 	for _, a := range j.AddedTokens {
 		tok := addedToken{id: a.ID, content: a.Content, singleWord: a.SingleWord, lstrip: a.LStrip, rstrip: a.RStrip}
 		maxID = max(maxID, a.ID)
-		if a.Normalized && !a.Special {
+		// As the reference: special or not, a normalized token is found
+		// after normalization (CLIP's <|endoftext|> in "<|ENDOFTEXT|>").
+		if a.Normalized {
 			if norm != nil {
 				tok.content = norm.normalize(tok.content)
 			}
@@ -324,7 +346,8 @@ func ParseHF(data []byte, name string) (*HF, error) {
 	for id, p := range uniVocab {
 		t.pieces[id] = p.piece // a repeated piece has each of its ids
 	}
-	if t.model != nil {
+	if t.model != nil && t.bpeDecoder == nil {
+		// (A BPEDecoder writes <0x41> as it is.)
 		for b, id := range t.model.fallbackIDs {
 			if id >= 0 && t.model.byteFallback {
 				t.pieces[id] = string([]byte{byte(b)})
@@ -358,9 +381,6 @@ func checkBPEOptions(j *tokenizerJSON) error {
 	}
 	if p := m.ContinuingSubwordPrefix; p != nil && *p != "" {
 		return fmt.Errorf("BPE continuing_subword_prefix %q is not supported", *p)
-	}
-	if s := m.EndOfWordSuffix; s != nil && *s != "" {
-		return fmt.Errorf("BPE end_of_word_suffix %q is not supported", *s)
 	}
 	return nil
 }
@@ -492,6 +512,14 @@ func (m *bpe) load(vocab map[string]int32, merges []json.RawMessage, unk *string
 			}
 		}
 		m.vocab[s] = id
+	}
+	if m.suffix != "" {
+		for b := range 256 {
+			m.lastByteIDs[b] = -1
+			if id, ok := m.vocab[string([]byte{byte(b)})+m.suffix]; ok {
+				m.lastByteIDs[b] = id
+			}
+		}
 	}
 	if m.byteFallback {
 		for b := range 256 {

@@ -184,6 +184,6 @@ func unsupported(kind, typ string) error {
 
 var supportedList = map[string]string{
 	"normalizer":    "NFC, NFD, NFKC, NFKD, Prepend, Replace, Strip, BertNormalizer, Lowercase, StripAccents, Precompiled, Sequence",
-	"pre-tokenizer": "ByteLevel, Split, Metaspace, Digits, WhitespaceSplit, BertPreTokenizer, Sequence",
+	"pre-tokenizer": "ByteLevel, Split, Metaspace, Digits, Punctuation, WhitespaceSplit, BertPreTokenizer, Sequence",
 	"model":         "BPE, WordPiece, Unigram",
 }

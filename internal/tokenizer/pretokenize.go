@@ -2,7 +2,6 @@ package tokenizer
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -324,14 +323,22 @@ func (ms metaspace) split(dst []string, s string, first bool, sc *pieceScratch) 
 	return splitBy(dst, s, sc.matches, mergedWithNext, false, sc)
 }
 
-// digits is the Digits pre-tokenizer.
-type digits struct{ individual bool }
+// digits is the Digits pre-tokenizer; bytes as punctSplit's.
+type digits struct{ individual, bytes bool }
 
 func (d digits) split(dst []string, s string, _ bool, sc *pieceScratch) []string {
 	sc.matches = sc.matches[:0]
-	for i, r := range s {
-		if unicode.IsNumber(r) {
-			sc.matches = append(sc.matches, [2]int{i, i + utf8.RuneLen(r)})
+	if d.bytes {
+		for i := 0; i < len(s); i++ {
+			if byteClass[s[i]]&byteNumber != 0 {
+				sc.matches = append(sc.matches, [2]int{i, i + 1})
+			}
+		}
+	} else {
+		for i, r := range s {
+			if unicode.IsNumber(r) {
+				sc.matches = append(sc.matches, [2]int{i, i + utf8.RuneLen(r)})
+			}
 		}
 	}
 	b := contiguous
@@ -398,8 +405,8 @@ type preTokenizerJSON struct {
 }
 
 // parsePreTokenizer builds the pre-tokenizer raw declares (nil for none)
-// and reports whether it ends with ByteLevel, which makes the model work
-// on bytes.
+// and reports whether it has a ByteLevel step, which makes the model work
+// on bytes (the steps after one see them as inByteDomain says).
 func parsePreTokenizer(raw json.RawMessage) (preTokenizer, bool, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, false, nil
@@ -412,13 +419,16 @@ func parsePreTokenizer(raw json.RawMessage) (preTokenizer, bool, error) {
 	case "Sequence":
 		var seq preTokenizerSeq
 		bytes := false
-		for i, r := range j.PreTokenizers {
+		for _, r := range j.PreTokenizers {
 			p, bl, err := parsePreTokenizer(r)
 			if err != nil {
 				return nil, false, err
 			}
-			if bl && i != len(j.PreTokenizers)-1 {
-				return nil, false, errors.New("pre_tokenizer: a ByteLevel pre-tokenizer before another one is not supported")
+			if bytes {
+				// After a ByteLevel step (Falcon's Sequence).
+				if p, err = inByteDomain(p); err != nil {
+					return nil, false, err
+				}
 			}
 			bytes = bytes || bl
 			// A ByteLevel step that neither splits nor adds a space (after
@@ -477,7 +487,16 @@ func parsePreTokenizer(raw json.RawMessage) (preTokenizer, bool, error) {
 		}
 		return ms, false, nil
 	case "Digits":
-		return digits{j.IndividualDigits}, false, nil
+		return digits{individual: j.IndividualDigits}, false, nil
+	case "Punctuation":
+		b := isolated
+		if j.Behavior != "" {
+			var ok bool
+			if b, ok = behaviors[j.Behavior]; !ok {
+				return nil, false, fmt.Errorf("pre_tokenizer Punctuation: unknown behavior %q", j.Behavior)
+			}
+		}
+		return punctSplit{behavior: b}, false, nil
 	case "WhitespaceSplit":
 		return whitespaceSplit{}, false, nil
 	}

