@@ -202,48 +202,8 @@ func (rl *rowList) sortedRows(sp *Spill, fn func(rows []breakdownRow)) {
 	})
 	flush()
 	chunk = nil
-	type cursor struct {
-		r    blockReader
-		next int
-		rows []breakdownRow
-		pos  int
-	}
-	fill := func(c *cursor) bool {
-		for c.pos >= len(c.rows) {
-			if c.next >= c.r.l.numBlocks() {
-				return false
-			}
-			b, _, _ := c.r.block(c.next)
-			c.next++
-			c.rows, c.pos = decodeRows(b, c.rows[:0]), 0
-		}
-		return true
-	}
-	cs := make([]*cursor, 0, len(runs))
-	for _, run := range runs {
-		if c := (&cursor{r: blockReader{l: run}}); fill(c) {
-			cs = append(cs, c)
-		}
-	}
-	h := newHeap(len(cs), func(i, j int) bool { return compareRows(&cs[i].rows[cs[i].pos], &cs[j].rows[cs[j].pos]) < 0 })
-	out := make([]breakdownRow, 0, 1024)
-	for h.len() > 0 {
-		c := cs[h.top()]
-		out = append(out, c.rows[c.pos])
-		c.pos++
-		if fill(c) {
-			h.fix()
-		} else {
-			h.pop()
-		}
-		if len(out) == cap(out) {
-			fn(out)
-			out = out[:0]
-		}
-	}
-	if len(out) > 0 {
-		fn(out)
-	}
+	mergeRuns(runs, func(b []byte, _ int, dst []breakdownRow) []breakdownRow { return decodeRows(b, dst) },
+		func(x, y *breakdownRow) bool { return compareRows(x, y) < 0 }, 1024, fn)
 }
 
 // Breakdown is where the time from due to first token went, for the

@@ -100,34 +100,20 @@ func runBlock(sp *Spill, runs int) int {
 	return min(max(size, 4<<10), maxBlock)
 }
 
-// keyCursor reads one run.
-type keyCursor struct {
-	r    blockReader
-	next int // block
-	keys []uint64
-	pos  int
-}
-
-func (c *keyCursor) fill() bool {
-	for c.pos >= len(c.keys) {
-		if c.next >= c.r.l.numBlocks() {
-			return false
+// decodeKeys appends a run block's n keys (the first, then differences)
+// to dst.
+func decodeKeys(b []byte, n int, dst []uint64) []uint64 {
+	prev := uint64(0)
+	for range n {
+		d, k := binary.Uvarint(b)
+		if k <= 0 {
+			break // a short read (the error fails the run)
 		}
-		b, n, _ := c.r.block(c.next)
-		c.next++
-		c.keys, c.pos = c.keys[:0], 0
-		prev := uint64(0)
-		for range n {
-			d, k := binary.Uvarint(b)
-			if k <= 0 {
-				break // a short read (the error fails the run)
-			}
-			b = b[k:]
-			prev += d
-			c.keys = append(c.keys, prev)
-		}
+		b = b[k:]
+		prev += d
+		dst = append(dst, prev)
 	}
-	return true
+	return dst
 }
 
 // each calls fn with every key in ascending order, in batches.
@@ -138,19 +124,45 @@ func (s *sortedKeys) each(fn func(ks []uint64)) {
 		}
 		return
 	}
-	cs := make([]*keyCursor, 0, len(s.runs))
-	for _, r := range s.runs {
-		c := &keyCursor{r: blockReader{l: r}}
-		if c.fill() {
+	mergeRuns(s.runs, decodeKeys, func(x, y *uint64) bool { return *x < *y }, 4096, fn)
+}
+
+// runCursor reads one sorted run, a decoded block at a time.
+type runCursor[T any] struct {
+	r      blockReader
+	next   int // block
+	items  []T
+	pos    int
+	decode func(b []byte, n int, dst []T) []T
+}
+
+func (c *runCursor[T]) fill() bool {
+	for c.pos >= len(c.items) {
+		if c.next >= c.r.l.numBlocks() {
+			return false
+		}
+		b, n, _ := c.r.block(c.next)
+		c.next++
+		c.items, c.pos = c.decode(b, n, c.items[:0]), 0
+	}
+	return true
+}
+
+// mergeRuns calls fn with the items of sorted runs in ascending order by
+// less, in batches of up to batch; decode turns a
+// run's block of n entries into items.
+func mergeRuns[T any](runs []*blockList, decode func(b []byte, n int, dst []T) []T, less func(x, y *T) bool, batch int, fn func([]T)) {
+	cs := make([]*runCursor[T], 0, len(runs))
+	for _, r := range runs {
+		if c := (&runCursor[T]{r: blockReader{l: r}, decode: decode}); c.fill() {
 			cs = append(cs, c)
 		}
 	}
-	less := func(i, j int) bool { return cs[i].keys[cs[i].pos] < cs[j].keys[cs[j].pos] }
-	h := newHeap(len(cs), less)
-	out := make([]uint64, 0, 4096)
+	h := newHeap(len(cs), func(i, j int) bool { return less(&cs[i].items[cs[i].pos], &cs[j].items[cs[j].pos]) })
+	out := make([]T, 0, batch)
 	for h.len() > 0 {
 		c := cs[h.top()]
-		out = append(out, c.keys[c.pos])
+		out = append(out, c.items[c.pos])
 		c.pos++
 		if c.fill() {
 			h.fix()

@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"flag"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -27,25 +25,7 @@ func TestMakeClipFalconFiles(t *testing.T) {
 	if !*updateClipFalcon {
 		t.Skip("rewrites testdata/clip_falcon/ with -update-clip-falcon")
 	}
-	dir := t.TempDir()
-	strs, _ := referenceStrings(t)
-	text := strings.ReplaceAll(strings.Join(append(strs, clipFalconStrings()...), "\n"), "\x00", "")
-	train := filepath.Join(dir, "train.txt")
-	if err := os.WriteFile(train, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	corpus, err := filepath.Abs("../dataset/corpus")
-	if err != nil {
-		t.Fatal(err)
-	}
-	nodetest.Run(t, referenceDir, nil, "make_clip_falcon.mjs", dir, filepath.Join(corpus, "moby_dick.txt"), filepath.Join(corpus, "sonnets.txt"), train)
-	for _, model := range clipFalconModels {
-		data, err := os.ReadFile(filepath.Join(dir, model+".json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		writeGzipFixture(t, "clip_falcon", model, data)
-	}
+	makeFixtures(t, "make_clip_falcon.mjs", "clip_falcon", clipFalconModels, clipFalconStrings())
 }
 
 // clipFalconPieces are where the two families decide: CLIP's white-space

@@ -219,11 +219,19 @@ func TestMakeBertFiles(t *testing.T) {
 	if !*updateBert {
 		t.Skip("rewrites testdata/bert/ with -update-bert")
 	}
-	dir := t.TempDir()
+	makeFixtures(t, "make_bert.mjs", "bert", bertModels, bertStrings())
+}
+
+// makeFixtures has the reference's script write each model's
+// tokenizer.json, given the embedded corpus and the reference strings
+// with extra as training text, and keeps them gzipped in testdata/dir.
+func makeFixtures(t *testing.T, script, dir string, models, extra []string) {
+	t.Helper()
+	tmp := t.TempDir()
 	strs, _ := referenceStrings(t)
 	// NUL cannot cross into JavaScript from a vocabulary.
-	text := strings.ReplaceAll(strings.Join(append(strs, bertStrings()...), "\n"), "\x00", "")
-	train := filepath.Join(dir, "train.txt")
+	text := strings.ReplaceAll(strings.Join(append(strs, extra...), "\n"), "\x00", "")
+	train := filepath.Join(tmp, "train.txt")
 	if err := os.WriteFile(train, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -231,13 +239,13 @@ func TestMakeBertFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nodetest.Run(t, referenceDir, nil, "make_bert.mjs", dir, filepath.Join(corpus, "moby_dick.txt"), filepath.Join(corpus, "sonnets.txt"), train)
-	for _, model := range bertModels {
-		data, err := os.ReadFile(filepath.Join(dir, model+".json"))
+	nodetest.Run(t, referenceDir, nil, script, tmp, filepath.Join(corpus, "moby_dick.txt"), filepath.Join(corpus, "sonnets.txt"), train)
+	for _, model := range models {
+		data, err := os.ReadFile(filepath.Join(tmp, model+".json"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		writeGzipFixture(t, "bert", model, data)
+		writeGzipFixture(t, dir, model, data)
 	}
 }
 
