@@ -44,25 +44,7 @@ var clipFalconPieces = []string{
 
 // clipFalconStrings are 2,000 seeded random mixtures of those pieces and
 // the general tricky ones.
-func clipFalconStrings() []string {
-	rng := rand.New(rand.NewPCG(41, 9))
-	out := make([]string, 2000)
-	for i := range out {
-		var b strings.Builder
-		for range rng.IntN(16) + 1 {
-			if rng.IntN(2) == 0 {
-				b.WriteString(clipFalconPieces[rng.IntN(len(clipFalconPieces))])
-			} else {
-				b.WriteString(trickyPieces[rng.IntN(len(trickyPieces))])
-			}
-			if rng.IntN(3) == 0 {
-				b.WriteByte(' ')
-			}
-		}
-		out[i] = b.String()
-	}
-	return out
-}
+func clipFalconStrings() []string { return mixedStrings(rand.NewPCG(41, 9), clipFalconPieces) }
 
 // longWordStrings are words longer than a window of the long-word merge
 // (longWindow bytes), which CLIP's suffix must reach only at its end:

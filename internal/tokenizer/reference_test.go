@@ -269,14 +269,18 @@ var bertTrickyPieces = []string{
 
 // bertStrings are 2,000 seeded random mixtures of the BERT pieces and the
 // general tricky ones.
-func bertStrings() []string {
-	rng := rand.New(rand.NewPCG(30, 3))
+func bertStrings() []string { return mixedStrings(rand.NewPCG(30, 3), bertTrickyPieces) }
+
+// mixedStrings are 2,000 random mixtures of a family's pieces and the
+// general tricky ones, half each, some with spaces between.
+func mixedStrings(src rand.Source, pieces []string) []string {
+	rng := rand.New(src)
 	out := make([]string, 2000)
 	for i := range out {
 		var b strings.Builder
 		for range rng.IntN(16) + 1 {
 			if rng.IntN(2) == 0 {
-				b.WriteString(bertTrickyPieces[rng.IntN(len(bertTrickyPieces))])
+				b.WriteString(pieces[rng.IntN(len(pieces))])
 			} else {
 				b.WriteString(trickyPieces[rng.IntN(len(trickyPieces))])
 			}
