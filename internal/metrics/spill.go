@@ -338,8 +338,7 @@ func (l *blockList) seal() {
 	b := block{n: int32(l.curN), first: l.n - int64(l.curN)}
 	sp := l.sp
 	if sp == nil {
-		b.mem, l.cur = l.cur, nil
-		l.blocks, l.curN = append(l.blocks, b), 0
+		l.keepCur(b)
 		return
 	}
 	sp.mu.Lock()
@@ -358,14 +357,22 @@ func (l *blockList) seal() {
 		// Not written (the error is kept and fails the run): kept in
 		// memory so that what was measured is not lost meanwhile.
 	}
-	sp.mu.Lock()
-	c := int64(cap(l.cur))
-	sp.resident += c
-	sp.partial -= c
-	sp.mu.Unlock()
+	l.keepCur(b)
+	sp.checkPartial()
+}
+
+// keepCur seals the block being filled as b, in memory, its buffer moved
+// from the budget's blocks being filled to its sealed ones.
+func (l *blockList) keepCur(b block) {
+	if sp := l.sp; sp != nil {
+		sp.mu.Lock()
+		c := int64(cap(l.cur))
+		sp.resident += c
+		sp.partial -= c
+		sp.mu.Unlock()
+	}
 	b.mem, l.cur = l.cur, nil
 	l.blocks, l.curN = append(l.blocks, b), 0
-	sp.checkPartial()
 }
 
 // checkPartial flushes the blocks being filled when they hold more than
@@ -432,15 +439,7 @@ func (l *blockList) finish() {
 			return
 		}
 	}
-	if sp := l.sp; sp != nil {
-		sp.mu.Lock()
-		c := int64(cap(l.cur))
-		sp.resident += c
-		sp.partial -= c
-		sp.mu.Unlock()
-	}
-	b.mem, l.cur = l.cur, nil
-	l.blocks, l.curN = append(l.blocks, b), 0
+	l.keepCur(b)
 }
 
 // release gives the list's memory back to the budget (its blocks on disk

@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/llmbench/llmbench/internal/nodetest"
 )
@@ -103,44 +102,4 @@ func TestMatchesReferenceClipFalcon(t *testing.T) {
 			compareDecodes(t, model, tok, path, strs, model == "falcon")
 		})
 	}
-}
-
-// compareDecodes holds Decode to the reference's decode on the ids of
-// strings and on windows of the whole corpus's ids (starting anywhere).
-// With wholeOnly, decodings that are not valid UTF-8 are left out.
-func compareDecodes(t *testing.T, model string, tok *HF, path string, strs []string, wholeOnly bool) {
-	t.Helper()
-	var idLists [][]int
-	for _, s := range strs[:500/raceScale] {
-		idLists = append(idLists, tok.Encode(s))
-	}
-	corpus := tok.Encode(strings.Join(strs, " "))
-	rng := rand.New(rand.NewPCG(5, 5))
-	for range 500 / raceScale {
-		start := rng.IntN(len(corpus))
-		idLists = append(idLists, corpus[start:min(len(corpus), start+1+rng.IntN(40))])
-	}
-	idLists = append(idLists, []int{})
-	in, err := json.Marshal(idLists)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var want []string
-	if err := json.Unmarshal(nodetest.Run(t, referenceDir, in, "decode.mjs", path), &want); err != nil {
-		t.Fatal(err)
-	}
-	bad, skipped := 0, 0
-	for i, ids := range idLists {
-		got := tok.Decode(ids)
-		if wholeOnly && !utf8.ValidString(got) {
-			skipped++
-			continue
-		}
-		if got != want[i] {
-			if bad++; bad <= 3 {
-				t.Errorf("%s: Decode(%v) = %q, want %q", model, ids, got, want[i])
-			}
-		}
-	}
-	t.Logf("%s: %d decodings (%d not UTF-8, left out), %d mismatches", model, len(idLists)-skipped, skipped, bad)
 }
