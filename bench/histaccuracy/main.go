@@ -15,6 +15,11 @@
 // first bucket bound: below the histogram's resolution (a percentile that
 // is exactly 0) an error is measured against that resolution.
 //
+// The floor columns are an oracle's errors: it knows the case's own law
+// inside every bucket (from many further draws) and places the run's
+// bucket counts by it, the best a within-bucket shape can do from the
+// counts, so a target can be set against what the data allow.
+//
 //	go run ./bench/histaccuracy [-seeds 3] [-v]
 package main
 
@@ -207,13 +212,21 @@ func main() {
 			errs[e][c] = make([]float64, len(reported))
 		}
 	}
+	oracleErrs := make([][]float64, len(cases))
 	for c, bc := range cases {
+		oracleErrs[c] = make([]float64, len(reported))
+		law := lawSample(bc)
 		for seed := range *seeds {
 			obs, store, first, last := run(bc, uint64(seed+1))
 			sorted := slices.Clone(obs)
 			slices.Sort(sorted)
 			if *verbose {
 				printBuckets(bc, sorted)
+			}
+			for k, rp := range reported {
+				exact := stats.PercentileSorted(sorted, rp.p)
+				got := oracle(bc.buckets, sorted, law, rp.p)
+				oracleErrs[c][k] += math.Abs(got-exact) / math.Max(math.Abs(exact), bc.buckets[0]) / float64(*seeds)
 			}
 			for e, est := range estimators {
 				h := histogramStats(store, est.est, first, last)
@@ -241,6 +254,9 @@ func main() {
 			header += est.name + " " + rp.name + "\t"
 		}
 	}
+	for _, rp := range reported {
+		header += "floor " + rp.name + "\t"
+	}
 	fmt.Fprintln(tw, header)
 	for c, bc := range cases {
 		row := bc.name + "\t"
@@ -248,6 +264,9 @@ func main() {
 			for k := range reported {
 				row += fmt.Sprintf("%.1f%%\t", 100*errs[e][c][k])
 			}
+		}
+		for k := range reported {
+			row += fmt.Sprintf("%.1f%%\t", 100*oracleErrs[c][k])
 		}
 		fmt.Fprintln(tw, row)
 	}
@@ -261,12 +280,22 @@ func main() {
 			row += fmt.Sprintf("%.1f%%\t", 100*s/float64(len(cases)))
 		}
 	}
+	for k := range reported {
+		var s float64
+		for c := range cases {
+			s += oracleErrs[c][k]
+		}
+		row += fmt.Sprintf("%.1f%%\t", 100*s/float64(len(cases)))
+	}
 	fmt.Fprintln(tw, row)
 	tw.Flush()
 	fmt.Println()
 	for e, est := range estimators {
 		fmt.Printf("%s: %d estimates outside the range the bucket counts allow\n", est.name, outside[e])
 	}
+	fmt.Println("floor: an oracle that knows each case's own law inside every bucket (from", lawDraws, "further draws)")
+	fmt.Println("and places the run's bucket counts by it: the best any within-bucket shape can do from the counts;")
+	fmt.Println("the sums can do better still (an interval holding one observation gives it exactly).")
 	fmt.Println("\nCases:")
 	for _, bc := range cases {
 		fmt.Printf("  %-18s %s; %g obs/s for %g s\n", bc.name, bc.what, bc.rate, bc.seconds)
@@ -369,4 +398,74 @@ func printBuckets(bc benchCase, sorted []float64) {
 		}
 		lower = ub
 	}
+}
+
+// lawDraws is how many observations lawSample draws.
+const lawDraws = 400_000
+
+// lawSample draws lawDraws observations of the case's law, sorted, from
+// its own generator at times spread evenly over the run (a seed no run
+// uses).
+func lawSample(bc benchCase) []float64 {
+	r := rand.New(rand.NewPCG(0x6c6177, 0x6f7261636c65)) // "law", "oracle"
+	out := make([]float64, 0, lawDraws+16)
+	for len(out) < lawDraws {
+		t := r.Float64() * bc.seconds
+		if bc.batch != nil {
+			out = append(out, bc.batch(r, t)...)
+		} else {
+			out = append(out, bc.draw(r, t))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// oracle is percentile p as estimated by the law itself: the i-th of a
+// bucket's n observations (in the sample's sorted order) at the law's
+// conditional quantile (i+0.5)/n inside that bucket, numpy's linear rule
+// between order statistics, as interval-fit's last step does with its
+// fitted shapes.
+func oracle(bounds, sorted, law []float64, p float64) float64 {
+	bucketOf := func(v float64) int {
+		for i, b := range bounds {
+			if v <= b {
+				return i
+			}
+		}
+		return len(bounds)
+	}
+	value := func(k int) float64 {
+		j := bucketOf(sorted[k])
+		first, n := k, 0
+		for first > 0 && bucketOf(sorted[first-1]) == j {
+			first--
+		}
+		for last := first; last < len(sorted) && bucketOf(sorted[last]) == j; last++ {
+			n++
+		}
+		// The law's observations in bucket j.
+		lo, hi := math.Inf(-1), math.Inf(1)
+		if j > 0 {
+			lo = bounds[j-1]
+		}
+		if j < len(bounds) {
+			hi = bounds[j]
+		}
+		a, _ := slices.BinarySearch(law, math.Nextafter(lo, math.Inf(1)))
+		b, _ := slices.BinarySearch(law, math.Nextafter(hi, math.Inf(1)))
+		in := law[a:b]
+		if len(in) == 0 {
+			return sorted[k]
+		}
+		f := (float64(k-first) + 0.5) / float64(n)
+		return in[min(int(f*float64(len(in))), len(in)-1)]
+	}
+	rank := float64(len(sorted)-1) * p / 100
+	lo := int(math.Floor(rank))
+	v := value(lo)
+	if frac := rank - float64(lo); frac > 0 {
+		v += frac * (value(lo+1) - v)
+	}
+	return v
 }
