@@ -58,7 +58,7 @@ func TestServerHistogramsAgreeWithClient(t *testing.T) {
 	const maxNetworkFloor = 0.005
 	// asserted: the estimator meets the 2 % on this shape and must keep
 	// it. The other shapes are the target, not met yet: their
-	// errors are logged ("NOT MET", go test -v) and listed in the README
+	// errors are logged ("NOT MET", go test -v) and listed in docs/artifacts.md
 	// (Histogram percentiles); the server's own timing is asserted on
 	// every shape.
 	shapes := []struct {
