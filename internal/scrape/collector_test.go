@@ -60,15 +60,31 @@ func (s *sink) from(endpoint string) []*Snapshot {
 // run collects for d with the given interval and returns what it saw.
 func run(t *testing.T, urls []string, interval, d time.Duration) (*Collector, *sink, string) {
 	t.Helper()
+	return runUntil(t, urls, interval, d, nil, 0)
+}
+
+// runUntil is run that, with until set, goes on past d (up to a deadline
+// of 10 s) until the log satisfies it, then for after more: what comes
+// a set number of intervals after an event waits for the event however
+// late a loaded machine makes it.
+func runUntil(t *testing.T, urls []string, interval, d time.Duration, until func(log string) bool, after time.Duration) (*Collector, *sink, string) {
+	t.Helper()
 	var log bytes.Buffer
 	var logMu sync.Mutex
+	logged := func() string { logMu.Lock(); defer logMu.Unlock(); return log.String() }
 	sk := &sink{}
 	c := NewCollector(Options{URLs: urls, Interval: interval, ReachabilityTimeout: 2 * time.Second, Clock: record.NewClock(),
 		Log: writerFunc(func(p []byte) (int, error) { logMu.Lock(); defer logMu.Unlock(); return log.Write(p) }), Sink: sk.add})
 	c.Start(context.Background())
 	time.Sleep(d)
+	if until != nil {
+		for deadline := time.Now().Add(10 * time.Second); !until(logged()) && time.Now().Before(deadline); {
+			time.Sleep(interval / 2)
+		}
+		time.Sleep(after)
+	}
 	c.Finish(context.Background(), context.Background())
-	return c, sk, log.String()
+	return c, sk, logged()
 }
 
 type writerFunc func([]byte) (int, error)
@@ -172,7 +188,12 @@ func TestSlowEndpointDoesNotDelayOthers(t *testing.T) {
 
 func TestEndpointDyingMidRun(t *testing.T) {
 	srv, url := mock(t, func(c *mockserver.Config) { c.MetricsDieAfter = 3 })
-	c, sk, log := run(t, []string{url + "/metrics"}, 30*time.Millisecond, 300*time.Millisecond)
+	// The warning comes 3 intervals after the last answer, which a loaded
+	// machine can delay past a fixed 300 ms (it did once under -race in
+	// CI): wait for it, then 5 intervals more, where no second may come.
+	const iv = 30 * time.Millisecond
+	c, sk, log := runUntil(t, []string{url + "/metrics"}, iv, 300*time.Millisecond,
+		func(log string) bool { return strings.Contains(log, "WARNING") }, 5*iv)
 	in := info(t, c, url+"/metrics")
 	if len(sk.snaps) != 3 || in.TotalFetches != 3 || in.Failures < 3 || srv.Scrapes() < 6 {
 		t.Fatalf("%d snapshots, info %+v, server saw %d scrapes", len(sk.snaps), in, srv.Scrapes())
