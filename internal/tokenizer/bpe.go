@@ -45,6 +45,7 @@ type bpe struct {
 	cache  wordCache
 	pool   sync.Pool // *bpeScratch
 	filter mergeFilter
+	back   backtrackOnce
 }
 
 const noMerge = ^uint64(0)
@@ -173,7 +174,7 @@ func (m *bpe) appendPiece(dst []int32, word string, tally *int) []int32 {
 	}
 	if len(word) > longWindow {
 		// Too long to merge whole in bounded memory (and never cached).
-		dst = m.appendLong(dst, word, sc, longWindow, longOverlap, tally)
+		dst = m.appendLong(dst, word, sc, longWindow, longOverlap, tally, m.back.built.Load(), true)
 	} else {
 		sc.ids, sc.starts = m.symbols(sc.ids[:0], sc.starts[:0], word)
 		var ids []int32

