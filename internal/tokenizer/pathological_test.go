@@ -99,38 +99,24 @@ func TestLongWordMatchesWholeWord(t *testing.T) {
 // whole, exactly.
 func TestLongWordFallsBackWhole(t *testing.T) {
 	const n = 300
-	vocab := map[string]int{"a": 0, "c": 1}
-	var merges []string
-	for k := 1; k <= n; k++ {
-		tail := strings.Repeat("a", k-1) + "c"
-		vocab["a"+tail] = k + 1
-		merges = append(merges, "a "+tail)
-	}
-	data, err := json.Marshal(map[string]any{"model": map[string]any{"type": "BPE", "vocab": vocab, "merges": merges}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := ParseHF(data, "chain")
-	if err != nil {
-		t.Fatal(err)
-	}
+	model := chainModel(t, n)
 	sc := &bpeScratch{}
 	// By the heap's windows, and by backtracking's batches (whose
 	// windows share no token either, then go on one at a time).
-	bt := tok.model.backtracker()
+	bt := model.backtracker()
 	if bt == nil {
 		t.Fatal("no backtracking tables for the chain vocabulary")
 	}
 	for _, word := range []string{strings.Repeat("a", n) + "c", strings.Repeat("a", 2*n) + "c", "c" + strings.Repeat("a", 100)} {
-		want := wholeWord(tok.model, word)
+		want := wholeWord(model, word)
 		for _, w := range [][2]int{{8, 2}, {64, 8}} {
 			for _, bt := range []*backtrack{nil, bt} {
-				if got := tok.model.appendLong(nil, word, sc, w[0], w[1], nil, bt, false); !slices.Equal(got, want) {
+				if got := model.appendLong(nil, word, sc, w[0], w[1], nil, bt, false); !slices.Equal(got, want) {
 					t.Fatalf("window %d, backtracking %t, %q: %v, want %v", w[0], bt != nil, abbreviate(word), head(got), head(want))
 				}
 				// Counted, the windows' tally is taken back for the whole's.
 				tally := 7
-				if got := tok.model.appendLong(nil, word, sc, w[0], w[1], &tally, bt, false); len(got) != 0 || tally != 7+len(want) {
+				if got := model.appendLong(nil, word, sc, w[0], w[1], &tally, bt, false); len(got) != 0 || tally != 7+len(want) {
 					t.Fatalf("window %d, backtracking %t, %q counted: %d ids kept, tally %d, want 0 and %d", w[0], bt != nil, abbreviate(word), len(got), tally, 7+len(want))
 				}
 			}
