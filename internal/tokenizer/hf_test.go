@@ -32,6 +32,42 @@ func TestO200kKnownIDs(t *testing.T) {
 	}
 }
 
+// encodeCase is a text and the ids it must encode to.
+type encodeCase struct {
+	text string
+	want []int
+}
+
+// checkEncodes fails where tok encodes a case's text to other ids, or
+// counts it as other than their number.
+func checkEncodes(t *testing.T, tok *HF, cases []encodeCase) {
+	t.Helper()
+	for _, tc := range cases {
+		if got := tok.Encode(tc.text); !slices.Equal(got, tc.want) {
+			t.Errorf("%q: %v, want %v", tc.text, got, tc.want)
+		}
+		if got := tok.Count(tc.text); got != len(tc.want) {
+			t.Errorf("Count(%q) = %d, want %d", tc.text, got, len(tc.want))
+		}
+	}
+}
+
+// decodeCase is ids and the text they must decode to.
+type decodeCase struct {
+	ids  []int
+	want string
+}
+
+// checkDecodes fails where tok decodes a case's ids to other text.
+func checkDecodes(t *testing.T, tok *HF, cases []decodeCase) {
+	t.Helper()
+	for _, tc := range cases {
+		if got := tok.Decode(tc.ids); got != tc.want {
+			t.Errorf("Decode(%v) = %q, want %q", tc.ids, got, tc.want)
+		}
+	}
+}
+
 // tinyJSON builds a tokenizer.json around a model and pipeline.
 func tinyJSON(t testing.TB, model map[string]any, extra map[string]any) []byte {
 	t.Helper()

@@ -2,7 +2,6 @@ package tokenizer
 
 import (
 	"encoding/json"
-	"math/rand/v2"
 	"os"
 	"slices"
 	"testing"
@@ -38,10 +37,7 @@ func TestEndOfWordSuffix(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tests := []struct {
-		text string
-		want []int
-	}{
+	tests := []encodeCase{
 		{"low", []int{12}},
 		{"lower", []int{15}},
 		{"lowe", []int{14, 9}},
@@ -54,18 +50,8 @@ func TestEndOfWordSuffix(t *testing.T) {
 		{"lowlow", []int{14, 12}},
 		{"low lower", []int{12, 15}},
 	}
-	for _, tc := range tests {
-		if got := tok.Encode(tc.text); !slices.Equal(got, tc.want) {
-			t.Errorf("%q: %v, want %v", tc.text, got, tc.want)
-		}
-		if got := tok.Count(tc.text); got != len(tc.want) {
-			t.Errorf("Count(%q) = %d, want %d", tc.text, got, len(tc.want))
-		}
-	}
-	decodes := []struct {
-		ids  []int
-		want string
-	}{
+	checkEncodes(t, tok, tests)
+	decodes := []decodeCase{
 		{[]int{14, 12}, "lowlow"},
 		{[]int{12, 15}, "low lower"},
 		{[]int{12, 99}, "low"}, // an unknown id is skipped: "low</w>" is then last
@@ -73,11 +59,7 @@ func TestEndOfWordSuffix(t *testing.T) {
 		{nil, ""},
 		{[]int{99}, ""},
 	}
-	for _, tc := range decodes {
-		if got := tok.Decode(tc.ids); got != tc.want {
-			t.Errorf("Decode(%v) = %q, want %q", tc.ids, got, tc.want)
-		}
-	}
+	checkDecodes(t, tok, decodes)
 }
 
 // TestEndOfWordSuffixByteLevel: in a byte-level vocabulary (CLIP's) the
@@ -98,10 +80,7 @@ func TestEndOfWordSuffixByteLevel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tests := []struct {
-		text string
-		want []int
-	}{
+	tests := []encodeCase{
 		{"the", []int{513}},
 		{" the", []int{32, 513}},
 		{"é", []int{514}},
@@ -109,25 +88,14 @@ func TestEndOfWordSuffixByteLevel(t *testing.T) {
 		{"e", []int{357}},
 		{"the the", []int{513, 32, 513}},
 	}
-	for _, tc := range tests {
-		if got := tok.Encode(tc.text); !slices.Equal(got, tc.want) {
-			t.Errorf("%q: %v, want %v", tc.text, got, tc.want)
-		}
-	}
-	decodes := []struct {
-		ids  []int
-		want string
-	}{
+	checkEncodes(t, tok, tests)
+	decodes := []decodeCase{
 		{[]int{99, 97, 102, 514}, "cafÃ©"},
 		{[]int{32, 513}, "Ġthe"},
 		{[]int{513, 32, 513}, "the Ġthe"},
 		{[]int{195}, "Ã"},
 	}
-	for _, tc := range decodes {
-		if got := tok.Decode(tc.ids); got != tc.want {
-			t.Errorf("Decode(%v) = %q, want %q", tc.ids, got, tc.want)
-		}
-	}
+	checkDecodes(t, tok, decodes)
 }
 
 // TestNormalizedSpecialToken: a special token marked "normalized" (CLIP's
@@ -170,32 +138,18 @@ func TestEndOfWordSuffixByteFallback(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range []struct {
-		text string
-		want []int
-	}{
+	checkEncodes(t, tok, []encodeCase{
 		{"aé", []int{0, 2, 3, 4, 5, 6, 7}},
 		{"éa", []int{2, 3, 1}},
 		{"a", []int{1}},
 		{"é", []int{2, 3, 4, 5, 6, 7}},
 		{"b", nil},
 		{"ab", []int{0}},
-	} {
-		if got := tok.Encode(tc.text); !slices.Equal(got, tc.want) {
-			t.Errorf("%q: %v, want %v", tc.text, got, tc.want)
-		}
-	}
-	for _, tc := range []struct {
-		ids  []int
-		want string
-	}{
+	})
+	checkDecodes(t, tok, []decodeCase{
 		{[]int{0, 2, 3}, "a<0xC3><0xA9>"},
 		{[]int{0, 1}, "aa"},
-	} {
-		if got := tok.Decode(tc.ids); got != tc.want {
-			t.Errorf("Decode(%v) = %q, want %q", tc.ids, got, tc.want)
-		}
-	}
+	})
 }
 
 // TestLongWordSuffix: a word too long to merge whole is merged in
@@ -227,22 +181,8 @@ func TestLongWordSuffix(t *testing.T) {
 	if !clip.model.byteLevel || chars.model.byteLevel || clip.model.suffix != "</w>" || chars.model.suffix != "</w>" {
 		t.Fatal("not one byte-level and one character model, both with the suffix")
 	}
-	windows := [][2]int{{8, 2}, {16, 4}, {64, 8}, {512, 64}}
 	for name, m := range map[string]*bpe{"clip": clip.model, "clip-chars": chars.model} {
-		rng := rand.New(rand.NewPCG(3, uint64(len(name))))
-		sc := &bpeScratch{}
-		for _, alphabet := range longWordAlphabets {
-			for range 12 / raceScale {
-				word := randomWord(rng, alphabet, 1+rng.IntN(3000))
-				want := wholeWord(m, word)
-				for _, w := range windows {
-					if got := m.appendLong(nil, word, sc, w[0], w[1], nil, nil, false); !slices.Equal(got, want) {
-						t.Fatalf("%s, window %d overlap %d, %q (%d bytes): %d tokens, merged whole %d\n got  %v\n want %v",
-							name, w[0], w[1], abbreviate(word), len(word), len(got), len(want), head(got), head(want))
-					}
-				}
-			}
-		}
+		checkWindowsMatchWhole(t, name, m, 3)
 		// The last symbol is the suffixed one.
 		if got, want := m.appendWord(nil, "thethe"), m.appendWord(nil, "the"); len(want) != 1 || got[len(got)-1] != want[0] {
 			t.Errorf("%s: thethe %v, the %v: the last token not the</w>", name, got, want)

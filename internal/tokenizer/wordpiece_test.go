@@ -46,10 +46,7 @@ func TestWordPiece(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tests := []struct {
-		text string
-		want []int
-	}{
+	tests := []encodeCase{
 		{"unaffable", []int{3, 4, 5}},
 		{"UnAffAble", []int{3, 4, 5}},
 		{"affable", []int{6, 5}},
@@ -66,19 +63,9 @@ func TestWordPiece(t *testing.T) {
 		{"don't", []int{0, 23, 24}},           // don, ', t: "do" and then no "##n"
 		{"", nil},
 	}
-	for _, tc := range tests {
-		if got := tok.Encode(tc.text); !slices.Equal(got, tc.want) {
-			t.Errorf("%q: %v, want %v", tc.text, got, tc.want)
-		}
-		if got := tok.Count(tc.text); got != len(tc.want) {
-			t.Errorf("Count(%q) = %d, want %d", tc.text, got, len(tc.want))
-		}
-	}
+	checkEncodes(t, tok, tests)
 
-	decodes := []struct {
-		ids  []int
-		want string
-	}{
+	decodes := []decodeCase{
 		{[]int{3, 4, 5}, "unaffable"},
 		{[]int{8, 9, 7, 10}, "hello, able!"}, // " ," and " !" cleaned up
 		{[]int{5, 7}, "##able able"},         // a first piece keeps its prefix
@@ -86,11 +73,7 @@ func TestWordPiece(t *testing.T) {
 		{[]int{1, 8, 2}, "[CLS] hello [SEP]"},
 		{[]int{8, 99, 7}, "hello able"}, // an unknown id is skipped
 	}
-	for _, tc := range decodes {
-		if got := tok.Decode(tc.ids); got != tc.want {
-			t.Errorf("Decode(%v) = %q, want %q", tc.ids, got, tc.want)
-		}
-	}
+	checkDecodes(t, tok, decodes)
 }
 
 // TestBertNormalizer: clean_text, handle_chinese_chars, strip_accents
