@@ -125,7 +125,7 @@ func intervalMeansMixture(lower, upper float64, counts, means []float64) (*bucke
 	// ratios themselves are g times too wide (two clusters visited in
 	// turn, batches of 8: p50 off by 20 %, 3 % with it). Independent
 	// observations (g = 1) keep the ratios.
-	if g := commonBatch(counts); g > 1 {
+	if g := commonBatch(counts); g > 1 && len(counts) >= minBatchIntervals {
 		tau2 /= float64(g)
 	}
 	// Not below a resolution the shapes can hold, not beyond what any law
@@ -185,3 +185,8 @@ func commonBatch(counts []float64) int {
 	}
 	return max(g, 1)
 }
+
+// minBatchIntervals is how many intervals must share a batch size before
+// it is believed: independent counts all share a factor of 2 by chance
+// about once in 2^k runs of k intervals.
+const minBatchIntervals = 8
