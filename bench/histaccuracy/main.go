@@ -20,7 +20,7 @@
 // bucket counts by it, the best a within-bucket shape can do from the
 // counts, so a target can be set against what the data allow.
 //
-//	go run ./bench/histaccuracy [-seeds 3] [-v]
+//	go run ./bench/histaccuracy [-seeds 3] [-v] [-case name]
 package main
 
 import (
@@ -201,7 +201,11 @@ const scrapeEveryNs = 333_000_000
 func main() {
 	seeds := flag.Int("seeds", 3, "runs per case, each with its own seed; errors are averaged over them")
 	verbose := flag.Bool("v", false, "print every case's exact and estimated values")
+	only := flag.String("case", "", "run only this case")
 	flag.Parse()
+	if *only != "" {
+		cases = slices.DeleteFunc(cases, func(c benchCase) bool { return c.name != *only })
+	}
 
 	// errs[estimator][percentile] per case, averaged over seeds.
 	errs := make([][][]float64, len(estimators)) // [est][case][pct]

@@ -17,7 +17,12 @@ func clusterSeries(intervals int, draw func(r *rand.Rand, t int) []float64) (His
 // simulatedSeries is clusterSeries with the given bucket bounds (+Inf
 // last).
 func simulatedSeries(bounds []float64, intervals int, draw func(r *rand.Rand, t int) []float64) (HistogramSeries, []float64) {
-	r := rand.New(rand.NewPCG(7, 7))
+	return seededSeries(7, bounds, intervals, draw)
+}
+
+// seededSeries is simulatedSeries drawn from its own seed.
+func seededSeries(seed uint64, bounds []float64, intervals int, draw func(r *rand.Rand, t int) []float64) (HistogramSeries, []float64) {
+	r := rand.New(rand.NewPCG(seed, 7))
 	h := HistogramSeries{Bounds: bounds}
 	cum := make([]float64, len(bounds))
 	var sum, count float64

@@ -65,6 +65,9 @@ func (IntervalFit) Quantiles(h HistogramSeries, qs []float64) []float64 {
 	}
 	b.fitSegments(h)
 	b.cluster = b.clusterMixtures(h)
+	if len(b.segs) == 1 {
+		b.vars = b.edgePeakVariances(b.vars)
+	}
 	return b.quantiles(qs)
 }
 
@@ -84,8 +87,10 @@ type bucketModel struct {
 	// means of the intervals it alone received observations in
 	// (cluster.go).
 	cluster []*bucketMixture
-	// used is the number of intervals the last fit used.
+	// used is the number of intervals the last fit used, and meanSE
+	// the standard errors of its means.
 	used       int
+	meanSE     []float64
 	infinite   bool // the last bucket is +Inf
 	total, sum float64
 }
@@ -370,8 +375,9 @@ func (m *bucketModel) spread2() []float64 {
 func (m *bucketModel) fit(h HistogramSeries, from, to int, n []float64, sum float64, prior []float64, weight float64) []float64 {
 	k := len(m.n)
 	spread2 := m.spread2()
+	var a [][]float64
 	solve := func(weight float64) []float64 {
-		a := newMatrix(k)
+		a = newMatrix(k)
 		rhs := make([]float64, k)
 		for j := range k {
 			// The prior: weight pseudo-observations at prior[j], with the
@@ -394,19 +400,27 @@ func (m *bucketModel) fit(h HistogramSeries, from, to int, n []float64, sum floa
 		return boxQP(a, rhs, m.lower, m.upper, n, sum)
 	}
 	mean := solve(weight)
-	if m.used <= k {
-		return mean
-	}
-	chi2 := 0.0
-	m.intervals(h, from, to, func(ds float64, cells []cell) {
-		r := ds
-		for _, c := range cells {
-			r -= c.n * mean[c.j]
+	phi := 1.0
+	if m.used > k {
+		chi2 := 0.0
+		m.intervals(h, from, to, func(ds float64, cells []cell) {
+			r := ds
+			for _, c := range cells {
+				r -= c.n * mean[c.j]
+			}
+			chi2 += r * r / intervalVariance(cells, spread2)
+		})
+		if phi = chi2 / float64(m.used-k); phi < 1 && phi > 0 {
+			mean = solve(weight * phi)
+		} else if !(phi > 0) {
+			phi = 1
 		}
-		chi2 += r * r / intervalVariance(cells, spread2)
-	})
-	if phi := chi2 / float64(m.used-k); phi < 1 && phi > 0 {
-		mean = solve(weight * phi)
+	}
+	// The means' standard errors, from the information the intervals
+	// (and prior) give, at the dispersion the residuals show.
+	m.meanSE = make([]float64, k)
+	for j := range k {
+		m.meanSE[j] = math.Sqrt(phi * inverseDiagonal(a, j))
 	}
 	return mean
 }
