@@ -39,90 +39,140 @@ import "math"
 // bucket must hold for its curvature to carry across.
 const edgePeakBody = 2
 
-// edgePeakVariances returns the model's variances (vars, or all unknown
-// when nil) with those of the buckets the rule applies to filled in.
-func (m *bucketModel) edgePeakVariances(vars []float64) []float64 {
+// edgePeaks applies the rule to a stationary run's buckets, lazily: only
+// the buckets a percentile needs pay for their shapes (a two-moment shape
+// is a numerical search).
+type edgePeaks struct {
+	m *bucketModel
+	// fitted holds the variances the residuals identified (NaN where
+	// not), or is nil.
+	fitted []float64
+	peaks  []edgePeak
+	final  []float64
+	done   []bool
+}
+
+// edgePeak is one bucket's own rule, once evaluated.
+type edgePeak struct {
+	evaluated, found bool
+	variance         float64 // absolute
+	flank            int     // the neighbour across the bound
+	curvature        float64 // λ₂ per unit², when it carries into the flank
+}
+
+func newEdgePeaks(m *bucketModel, fitted []float64) *edgePeaks {
 	k := len(m.n)
-	out := make([]float64, k)
-	for j := range out {
-		out[j] = math.NaN()
-		if vars != nil {
-			out[j] = vars[j]
+	return &edgePeaks{m: m, fitted: fitted, peaks: make([]edgePeak, k), final: make([]float64, k), done: make([]bool, k)}
+}
+
+// known is bucket j's variance from the residuals, NaN if none.
+func (e *edgePeaks) known(j int) float64 {
+	if e.fitted == nil {
+		return math.NaN()
+	}
+	return e.fitted[j]
+}
+
+// unit is bucket j's mean as a fraction of its width; ok is false for
+// the +Inf bucket, a cluster's, or a mean at an edge.
+func (e *edgePeaks) unit(j int) (mu, w float64, ok bool) {
+	m := e.m
+	w = m.upper[j] - m.lower[j]
+	if math.IsInf(m.upper[j], 1) || !(w > 0) || m.n[j] <= 0 || (m.cluster != nil && m.cluster[j] != nil) {
+		return 0, 0, false
+	}
+	mu = (m.mean[j] - m.lower[j]) / w
+	return mu, w, mu > 0 && mu < 1
+}
+
+// densityAt is bucket j's log density (observations per unit) at its
+// upper or lower edge under its own shape (before the rule).
+func (e *edgePeaks) densityAt(j int, upper bool) (float64, bool) {
+	mu, w, ok := e.unit(j)
+	if !ok {
+		return 0, false
+	}
+	v := truncExpVariance(truncExpRate(mu))
+	if known := e.known(j); !math.IsNaN(known) {
+		v = known / (w * w)
+	}
+	l0, l1 := unitEdgeLogDensity(mu, v)
+	l := l0
+	if upper {
+		l = l1
+	}
+	return l + math.Log(e.m.n[j]/w), !math.IsNaN(l)
+}
+
+// peak evaluates bucket j's own rule (once).
+func (e *edgePeaks) peak(j int) edgePeak {
+	p := &e.peaks[j]
+	if p.evaluated {
+		return *p
+	}
+	p.evaluated = true
+	m := e.m
+	mu, w, ok := e.unit(j)
+	if !ok || !math.IsNaN(e.known(j)) || mu == 0.5 {
+		return *p
+	}
+	upper := mu > 0.5 // the edge the exponential shape piles against
+	nb, step := j-1, -1
+	if upper {
+		nb, step = j+1, 1
+	}
+	if nb < 0 || nb >= len(m.n) || m.index[nb] != m.index[j]+step {
+		return *p // no neighbour with observations across that bound
+	}
+	if m.leansAway(nb, upper) {
+		return *p // a slope, not a mode
+	}
+	mine, ok := e.densityAt(j, upper)
+	theirs, ok2 := e.densityAt(nb, !upper)
+	if !ok || !ok2 || mine <= theirs {
+		return *p
+	}
+	v, ok := varianceForEdge(mu, theirs-math.Log(m.n[j]/w), upper)
+	if !ok {
+		return *p
+	}
+	p.found, p.variance, p.flank = true, v*w*w, nb
+	if l2 := unitCurvature(mu, v); l2 < 0 && m.n[j] >= edgePeakBody*m.n[nb] {
+		p.curvature = l2 / (w * w)
+	}
+	return *p
+}
+
+// variance is bucket j's variance after the rule: the residuals' where
+// they identified it, its own peak's, a neighbouring peak's flank's (the
+// lower neighbour's first), or NaN (the exponential shape).
+func (e *edgePeaks) variance(j int) float64 {
+	if e.done[j] {
+		return e.final[j]
+	}
+	e.done[j] = true
+	v := e.known(j)
+	if math.IsNaN(v) {
+		if p := e.peak(j); p.found {
+			v = p.variance
 		}
 	}
-	// unit is bucket j's mean as a fraction of its width; ok is false for
-	// the +Inf bucket, a cluster's, or a mean at an edge.
-	unit := func(j int) (mu, w float64, ok bool) {
-		w = m.upper[j] - m.lower[j]
-		if math.IsInf(m.upper[j], 1) || !(w > 0) || m.n[j] <= 0 || (m.cluster != nil && m.cluster[j] != nil) {
-			return 0, 0, false
-		}
-		mu = (m.mean[j] - m.lower[j]) / w
-		return mu, w, mu > 0 && mu < 1
-	}
-	// edgeLogDensity is bucket j's log density (observations per unit) at
-	// its upper or lower edge under its own shape.
-	edgeLogDensity := func(j int, upper bool) (float64, bool) {
-		mu, w, ok := unit(j)
-		if !ok {
-			return 0, false
-		}
-		v := truncExpVariance(truncExpRate(mu))
-		if vars != nil && !math.IsNaN(vars[j]) {
-			v = vars[j] / (w * w)
-		}
-		l0, l1 := unitEdgeLogDensity(mu, v)
-		l := l0
-		if upper {
-			l = l1
-		}
-		return l + math.Log(m.n[j]/w), !math.IsNaN(l)
-	}
-	type flank struct {
-		j         int
-		curvature float64 // λ₂ per unit², from the peak's bucket
-	}
-	var flanks []flank
-	for j := range k {
-		mu, w, ok := unit(j)
-		if !ok || !math.IsNaN(out[j]) || mu == 0.5 {
+	for _, y := range []int{j - 1, j + 1} {
+		if !math.IsNaN(v) || y < 0 || y >= len(e.m.n) {
 			continue
 		}
-		upper := mu > 0.5 // the edge the exponential shape piles against
-		nb, step := j-1, -1
-		if upper {
-			nb, step = j+1, 1
-		}
-		if nb < 0 || nb >= k || m.index[nb] != m.index[j]+step {
-			continue // no neighbour with observations across that bound
-		}
-		if m.leansAway(nb, upper) {
-			continue // a slope, not a mode
-		}
-		mine, ok := edgeLogDensity(j, upper)
-		theirs, ok2 := edgeLogDensity(nb, !upper)
-		if !ok || !ok2 || mine <= theirs {
+		p := e.peak(y)
+		if !p.found || p.flank != j || p.curvature == 0 {
 			continue
 		}
-		v, ok := varianceForEdge(mu, theirs-math.Log(m.n[j]/w), upper)
-		if !ok {
-			continue
-		}
-		out[j] = v * w * w
-		if l2 := unitCurvature(mu, v); l2 < 0 && m.n[j] >= edgePeakBody*m.n[nb] {
-			flanks = append(flanks, flank{nb, l2 / (w * w)})
+		if mu, w, ok := e.unit(j); ok {
+			if fv, ok := varianceForCurvature(mu, p.curvature*w*w); ok && fv < truncExpVariance(truncExpRate(mu)) {
+				v = fv * w * w
+			}
 		}
 	}
-	for _, f := range flanks {
-		mu, w, ok := unit(f.j)
-		if !ok || !math.IsNaN(out[f.j]) {
-			continue
-		}
-		if v, ok := varianceForCurvature(mu, f.curvature*w*w); ok && v < truncExpVariance(truncExpRate(mu)) {
-			out[f.j] = v * w * w
-		}
-	}
-	return out
+	e.final[j] = v
+	return v
 }
 
 // leansAway reports whether bucket j's fitted mean sits more than one
@@ -143,35 +193,93 @@ func (m *bucketModel) leansAway(j int, boundIsLower bool) bool {
 
 // varianceForEdge is the variance of the two-moment shape on [0, 1] with
 // mean mu whose log density at the lower (or upper) edge is target, below
-// the exponential shape's: by bisection on the log variance, since the
-// edge density falls as the shape narrows from the exponential.
+// the exponential shape's. The shapes with mean mu are a one-parameter
+// family in λ₂ (λ₁ follows from the mean), whose edge density falls as λ₂
+// falls below 0 (the exponential): the search is over log(−λ₂), by
+// regula falsi, each λ₁ by Newton's method from the last. The shape found
+// is then checked as newTwoMomentShape would build it: a target no shape
+// of its has (inside the jump where it keeps the exponential shape, near
+// an edge) is refused.
 func varianceForEdge(mu, target float64, upper bool) (float64, bool) {
-	at := func(v float64) float64 {
-		l0, l1 := unitEdgeLogDensity(mu, v)
-		if upper {
-			return l1
-		}
-		return l0
-	}
-	hi := truncExpVariance(truncExpRate(mu))
-	lo := hi * 1e-6
-	if !(at(lo) <= target && at(hi) >= target) {
+	l1 := truncExpRate(mu)
+	if math.IsInf(l1, 0) || math.IsNaN(l1) {
 		return 0, false
 	}
-	a, b := math.Log(lo), math.Log(hi)
-	for b-a > 1e-6 {
-		c := (a + b) / 2
-		if at(math.Exp(c)) > target {
-			b = c
+	buf := make([]float64, maxEntGrid+1)
+	var e [5]float64
+	// at is the edge log density minus the target at λ₂ = −exp(s).
+	at := func(s float64) float64 {
+		l2 := -math.Exp(s)
+		l1, e = lambda1ForMean(mu, l2, l1, buf)
+		logZ := e[0]
+		if upper {
+			return l1 + l2 - logZ - target
+		}
+		return -logZ - target
+	}
+	// −λ₂ up to 2,000: a peak of 1/√4000 of the width, past the finest
+	// newTwoMomentShape resolves.
+	a, b := math.Log(1e-3), math.Log(2000)
+	fa, fb := at(a), at(b)
+	if !(fa > 0 && fb < 0) {
+		return 0, false
+	}
+	side := 0
+	for range 60 {
+		c := (a*fb - b*fa) / (fb - fa)
+		fc := at(c)
+		if math.Abs(fc) < 1e-4 || b-a < 1e-6 {
+			break
+		}
+		if fc > 0 {
+			a, fa = c, fc
+			if side == 1 {
+				fb /= 2 // Illinois: keep the stale end from stalling
+			}
+			side = 1
 		} else {
-			a = c
+			b, fb = c, fc
+			if side == -1 {
+				fa /= 2
+			}
+			side = -1
 		}
 	}
-	// The shapes jump where newTwoMomentShape changes kind (near the
-	// exponential's variance, near an edge): a target inside a jump is
-	// one no shape has.
-	v := math.Exp((a + b) / 2)
-	return v, math.Abs(at(v)-target) < 0.01
+	v := e[2] - e[1]*e[1]
+	l0, lu := unitEdgeLogDensity(mu, v)
+	got := l0
+	if upper {
+		got = lu
+	}
+	return v, math.Abs(got-target) < 0.01
+}
+
+// lambda1ForMean is λ₁ of the density ∝ exp(λ₁x + λ₂x²) on [0, 1] with
+// mean m, by Newton's method from start (the mean rises with λ₁ at the
+// rate of the variance), bisecting where a step leaves the bracket; with
+// the grid moments there.
+func lambda1ForMean(m, l2, start float64, buf []float64) (float64, [5]float64) {
+	lo, hi := -1e4+l2, 1e4-l2
+	l1 := math.Min(math.Max(start, lo), hi)
+	var e [5]float64
+	for range 100 {
+		e = gridMoments(l1, l2, buf)
+		d := e[1] - m
+		if math.Abs(d) < 1e-10 {
+			break
+		}
+		if d < 0 {
+			lo = l1
+		} else {
+			hi = l1
+		}
+		next := l1 - d/(e[2]-e[1]*e[1])
+		if !(next > lo && next < hi) {
+			next = (lo + hi) / 2
+		}
+		l1 = next
+	}
+	return l1, e
 }
 
 // unitEdgeLogDensity is the log density at 0 and at 1 of the two-moment
@@ -179,6 +287,12 @@ func varianceForEdge(mu, target float64, upper bool) (float64, bool) {
 // it.
 func unitEdgeLogDensity(m, v float64) (float64, float64) {
 	l1, l2, kind := unitTwoMoment(m, v)
+	return edgeLogDensity(m, v, l1, l2, kind)
+}
+
+// edgeLogDensity is the log density at 0 and 1 of the shape unitTwoMoment
+// returned for mean m and variance v.
+func edgeLogDensity(m, v, l1, l2 float64, kind int) (float64, float64) {
 	switch kind {
 	case shapeNormal:
 		at := func(t float64) float64 { return -(t-m)*(t-m)/(2*v) - 0.5*math.Log(2*math.Pi*v) }

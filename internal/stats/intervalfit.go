@@ -66,7 +66,7 @@ func (IntervalFit) Quantiles(h HistogramSeries, qs []float64) []float64 {
 	b.fitSegments(h)
 	b.cluster = b.clusterMixtures(h)
 	if len(b.segs) == 1 {
-		b.vars = b.edgePeakVariances(b.vars)
+		b.edges = newEdgePeaks(b, b.vars)
 	}
 	return b.quantiles(qs)
 }
@@ -81,8 +81,10 @@ type bucketModel struct {
 	// segs are the run's spans, each with its own counts and fitted means;
 	// a bucket's distribution is the count-weighted mixture over them.
 	segs []segment
-	// vars are the fitted within-bucket variances, for a run that is one span.
-	vars []float64
+	// vars are the fitted within-bucket variances, for a run that is one
+	// span, and edges those with the edge-peak rule applied (edgepeak.go).
+	vars  []float64
+	edges *edgePeaks
 	// cluster, where set, is a bucket's law as the mixture of the exact
 	// means of the intervals it alone received observations in
 	// (cluster.go).
@@ -610,8 +612,8 @@ func (m *bucketModel) quantiles(qs []float64) []float64 {
 		switch {
 		case m.cluster != nil && m.cluster[j] != nil:
 			x = m.cluster[j]
-		case m.vars != nil:
-			x.add(newTwoMomentShape(m.lower[j], m.upper[j], m.mean[j], m.vars[j]), 1)
+		case m.edges != nil:
+			x.add(newTwoMomentShape(m.lower[j], m.upper[j], m.mean[j], m.edges.variance(j)), 1)
 		default:
 			for _, sg := range m.segs {
 				if sg.n[j] > 0 {
