@@ -39,7 +39,10 @@ import (
 //     the intervals' means, each spread by the within-interval variance
 //     read from their successive differences (cluster.go): batches that
 //     finish together make one interval's observations alike, which the
-//     variance fit would misread as spread.
+//     variance fit would misread as spread. Where the variance is unknown
+//     and two neighbouring buckets' shapes both pile against the bound
+//     they share, the mode is moved inside the one denser there, and its
+//     curvature carried into the other (edgepeak.go).
 //  4. Percentiles are numpy's linear ones on the implied sample (the i-th of
 //     a bucket's n observations at its quantile (i+0.5)/n), computed only
 //     at the two order statistics a percentile needs, so counts in the
