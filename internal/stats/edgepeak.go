@@ -96,11 +96,7 @@ func (e *edgePeaks) densityAt(j int, upper bool) (float64, bool) {
 	if known := e.known(j); !math.IsNaN(known) {
 		v = known / (w * w)
 	}
-	l0, l1 := unitEdgeLogDensity(mu, v)
-	l := l0
-	if upper {
-		l = l1
-	}
+	l := unitEdgeLogDensity(mu, v, upper)
 	return l + math.Log(e.m.n[j]/w), !math.IsNaN(l)
 }
 
@@ -181,10 +177,7 @@ func (e *edgePeaks) variance(j int) float64 {
 // else its upper edge.
 func (m *bucketModel) leansAway(j int, boundIsLower bool) bool {
 	mid := (m.lower[j] + m.upper[j]) / 2
-	se := 0.0
-	if m.meanSE != nil && !math.IsNaN(m.meanSE[j]) {
-		se = m.meanSE[j]
-	}
+	se := m.wholeFit.meanSE(j)
 	if boundIsLower {
 		return m.mean[j] > mid+se
 	}
@@ -246,12 +239,7 @@ func varianceForEdge(mu, target float64, upper bool) (float64, bool) {
 		}
 	}
 	v := e[2] - e[1]*e[1]
-	l0, lu := unitEdgeLogDensity(mu, v)
-	got := l0
-	if upper {
-		got = lu
-	}
-	return v, math.Abs(got-target) < 0.01
+	return v, math.Abs(unitEdgeLogDensity(mu, v, upper)-target) < 0.01
 }
 
 // lambda1ForMean is λ₁ of the density ∝ exp(λ₁x + λ₂x²) on [0, 1] with
@@ -282,26 +270,27 @@ func lambda1ForMean(m, l2, start float64, buf []float64) (float64, [5]float64) {
 	return l1, e
 }
 
-// unitEdgeLogDensity is the log density at 0 and at 1 of the two-moment
-// shape on [0, 1] with mean m and variance v, as newTwoMomentShape builds
-// it.
-func unitEdgeLogDensity(m, v float64) (float64, float64) {
+// unitEdgeLogDensity is the log density at 1 (upper) or 0 of the
+// two-moment shape on [0, 1] with mean m and variance v, as
+// newTwoMomentShape builds it.
+func unitEdgeLogDensity(m, v float64, upper bool) float64 {
 	l1, l2, kind := unitTwoMoment(m, v)
-	return edgeLogDensity(m, v, l1, l2, kind)
-}
-
-// edgeLogDensity is the log density at 0 and 1 of the shape unitTwoMoment
-// returned for mean m and variance v.
-func edgeLogDensity(m, v, l1, l2 float64, kind int) (float64, float64) {
+	at := 0.0
+	if upper {
+		at = 1
+	}
 	switch kind {
 	case shapeNormal:
-		at := func(t float64) float64 { return -(t-m)*(t-m)/(2*v) - 0.5*math.Log(2*math.Pi*v) }
-		return at(0), at(1)
+		return -(at-m)*(at-m)/(2*v) - 0.5*math.Log(2*math.Pi*v)
 	case shapeGrid:
 		logZ := gridMoments(l1, l2, make([]float64, maxEntGrid+1))[0]
-		return -logZ, l1 + l2 - logZ
+		return at*(l1+l2) - logZ
 	}
-	return expEdgeLogDensity(l1)
+	l0, lu := expEdgeLogDensity(l1)
+	if upper {
+		return lu
+	}
+	return l0
 }
 
 // The kinds of two-moment shape newTwoMomentShape builds.

@@ -104,12 +104,7 @@ func TestEdgeShapeSolvers(t *testing.T) {
 		if !ok || v >= truncExpVariance(beta) {
 			t.Fatalf("mean %g: no narrower shape for the edge (%v, %g)", tc.mu, ok, v)
 		}
-		g0, g1 := unitEdgeLogDensity(tc.mu, v)
-		got := g0
-		if tc.upper {
-			got = g1
-		}
-		if math.Abs(got-target) > 1e-3 {
+		if got := unitEdgeLogDensity(tc.mu, v, tc.upper); math.Abs(got-target) > 1e-3 {
 			t.Errorf("mean %g: edge log density %g, want %g", tc.mu, got, target)
 		}
 		l2 := unitCurvature(tc.mu, v)

@@ -92,10 +92,11 @@ type bucketModel struct {
 	// means of the intervals it alone received observations in
 	// (cluster.go).
 	cluster []*bucketMixture
-	// used is the number of intervals the last fit used, and meanSE
-	// the standard errors of its means.
-	used       int
-	meanSE     []float64
+	// used is the number of intervals the last fit used.
+	used int
+	// wholeFit is the whole run's fit's information, for its means'
+	// standard errors.
+	wholeFit   fitInfo
 	infinite   bool // the last bucket is +Inf
 	total, sum float64
 }
@@ -160,7 +161,7 @@ const (
 // fitSegments fits the whole run, then each span.
 func (m *bucketModel) fitSegments(h HistogramSeries) {
 	last := h.Scrapes() - 1
-	m.mean = m.fit(h, 0, last, m.n, m.sum, m.priorMeans(m.n), priorWeight)
+	m.mean, m.wholeFit = m.fit(h, 0, last, m.n, m.sum, m.priorMeans(m.n), priorWeight)
 	active := 0
 	for t := 1; t <= last; t++ {
 		if h.Count[t] > h.Count[t-1] {
@@ -200,7 +201,8 @@ func (m *bucketModel) fitSegments(h HistogramSeries) {
 	for s, c := range cuts {
 		n := counts[s]
 		if sum := h.Sum[c[1]] - h.Sum[c[0]]; sum >= 0 {
-			m.segs = append(m.segs, segment{n: n, mean: m.fit(h, c[0], c[1], n, sum, m.priorMeans(n), priorWeight)})
+			mean, _ := m.fit(h, c[0], c[1], n, sum, m.priorMeans(n), priorWeight)
+			m.segs = append(m.segs, segment{n: n, mean: mean})
 		}
 	}
 	if len(m.segs) == 0 {
@@ -377,7 +379,7 @@ func (m *bucketModel) spread2() []float64 {
 // cluster) far off. So the fit is solved twice: the second time with the
 // prior scaled by the dispersion the first fit's residuals show,
 // φ = Σ w_t·r_t² / (T − k), when it is below 1.
-func (m *bucketModel) fit(h HistogramSeries, from, to int, n []float64, sum float64, prior []float64, weight float64) []float64 {
+func (m *bucketModel) fit(h HistogramSeries, from, to int, n []float64, sum float64, prior []float64, weight float64) ([]float64, fitInfo) {
 	k := len(m.n)
 	spread2 := m.spread2()
 	var a [][]float64
@@ -421,13 +423,27 @@ func (m *bucketModel) fit(h HistogramSeries, from, to int, n []float64, sum floa
 			phi = 1
 		}
 	}
-	// The means' standard errors, from the information the intervals
-	// (and prior) give, at the dispersion the residuals show.
-	m.meanSE = make([]float64, k)
-	for j := range k {
-		m.meanSE[j] = math.Sqrt(phi * inverseDiagonal(a, j))
+	return mean, fitInfo{a, phi}
+}
+
+// fitInfo is what a fit knows of its means' precision: the information
+// matrix its intervals (and prior) gave, and the dispersion its residuals
+// showed.
+type fitInfo struct {
+	a   [][]float64
+	phi float64
+}
+
+// meanSE is the standard error of bucket j's fitted mean, 0 when unknown.
+func (f fitInfo) meanSE(j int) float64 {
+	if f.a == nil {
+		return 0
 	}
-	return mean
+	se := math.Sqrt(f.phi * inverseDiagonal(f.a, j))
+	if math.IsNaN(se) || math.IsInf(se, 0) {
+		return 0
+	}
+	return se
 }
 
 // intervalVariance is an interval sum's variance under the uniform shape.
