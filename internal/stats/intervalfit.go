@@ -146,13 +146,13 @@ type segment struct {
 
 // When the distribution moved during the run (a load that shifts, a cache
 // that warms up), one mean per bucket fits neither part. The run is then
-// cut into spans of about equal observation counts, each fitted to its own
-// intervals and exact sum, with priors from its own counts (the whole
-// run's fit is the wrong prior once the distribution moved), and a bucket is modelled as the mixture of its spans. Whether it moved is read
-// from the exact bucket counts: a chi-square test of homogeneity of the
-// bucket mix across spans, at p < 0.001. A stationary run stays one span,
-// since spans only add noise there, and so does a run too short to fit
-// spans.
+// cut where its bucket mix changed (changepoint.go), each span fitted to
+// its own intervals and exact sum, with priors from its own counts (the
+// whole run's fit is the wrong prior once the distribution moved), and a
+// bucket is modelled as the mixture of its spans. Whether and where it
+// moved is read from the exact bucket counts. A stationary run stays one
+// span, since spans only add noise there, and so does a run too short to
+// fit spans.
 const (
 	maxSegments         = 4
 	minSegmentIntervals = 30
@@ -162,145 +162,43 @@ const (
 func (m *bucketModel) fitSegments(h HistogramSeries) {
 	last := h.Scrapes() - 1
 	m.mean, m.wholeFit = m.fit(h, 0, last, m.n, m.sum, m.priorMeans(m.n), priorWeight)
-	active := 0
-	for t := 1; t <= last; t++ {
-		if h.Count[t] > h.Count[t-1] {
-			active++
-		}
-	}
-	spans := min(maxSegments, active/minSegmentIntervals)
-	if spans < 2 {
-		m.segs = []segment{{n: m.n, mean: m.mean}}
-		m.vars = m.fitVariances(h)
-		return
-	}
-	total := h.Count[last] - h.Count[0]
-	var cuts [][2]int
-	from := 0
-	for s := 1; s <= spans && from < last; s++ {
-		to := last
-		if s < spans {
-			target := h.Count[0] + total*float64(s)/float64(spans)
-			to = from + 1
-			for to < last && h.Count[to] < target {
-				to++
+	if cuts := m.changeCuts(h); len(cuts) > 1 {
+		for _, c := range cuts {
+			n, _ := m.countsBetween(h, c[0], c[1])
+			if sum := h.Sum[c[1]] - h.Sum[c[0]]; sum >= 0 {
+				mean, _ := m.fit(h, c[0], c[1], n, sum, m.priorMeans(n), priorWeight)
+				m.segs = append(m.segs, segment{n: n, mean: mean})
 			}
-		}
-		cuts = append(cuts, [2]int{from, to})
-		from = to
-	}
-	counts := make([][]float64, len(cuts))
-	for s, c := range cuts {
-		counts[s], _ = m.countsBetween(h, c[0], c[1])
-	}
-	if !mixChanged(counts) {
-		m.segs = []segment{{n: m.n, mean: m.mean}}
-		m.vars = m.fitVariances(h)
-		return
-	}
-	for s, c := range cuts {
-		n := counts[s]
-		if sum := h.Sum[c[1]] - h.Sum[c[0]]; sum >= 0 {
-			mean, _ := m.fit(h, c[0], c[1], n, sum, m.priorMeans(n), priorWeight)
-			m.segs = append(m.segs, segment{n: n, mean: mean})
 		}
 	}
 	if len(m.segs) == 0 {
 		m.segs = []segment{{n: m.n, mean: m.mean}}
+		m.vars = m.fitVariances(h)
 	}
-}
-
-// mixChanged is the chi-square test of homogeneity of the bucket counts
-// across spans (rows), at p < 0.001. Buckets too thin for the test (fewer
-// than 5 expected per span) are pooled into one column.
-func mixChanged(counts [][]float64) bool {
-	spans := len(counts)
-	if spans < 2 {
-		return false
-	}
-	k := len(counts[0])
-	colTotal := make([]float64, k)
-	rowTotal := make([]float64, spans)
-	total := 0.0
-	for s, row := range counts {
-		for j, c := range row {
-			colTotal[j] += c
-			rowTotal[s] += c
-			total += c
-		}
-	}
-	// Columns: the thick buckets, then the pooled thin ones.
-	var cols []int
-	for j, c := range colTotal {
-		if c >= 5*float64(spans) {
-			cols = append(cols, j)
-		}
-	}
-	table := make([][]float64, spans)
-	for s, row := range counts {
-		thin := 0.0
-		for j, c := range row {
-			if colTotal[j] < 5*float64(spans) {
-				thin += c
-			}
-		}
-		for _, j := range cols {
-			table[s] = append(table[s], row[j])
-		}
-		table[s] = append(table[s], thin)
-	}
-	width := len(cols) + 1
-	chi2, df := 0.0, 0
-	for c := range width {
-		colSum := 0.0
-		for s := range spans {
-			colSum += table[s][c]
-		}
-		if colSum == 0 {
-			continue
-		}
-		df++
-		for s := range spans {
-			e := rowTotal[s] * colSum / total
-			if e > 0 {
-				chi2 += (table[s][c] - e) * (table[s][c] - e) / e
-			}
-		}
-	}
-	df = (df - 1) * (spans - 1)
-	if df <= 0 || total == 0 {
-		return false
-	}
-	return chi2 > chiSquareQuantile999(float64(df))
-}
-
-// chiSquareQuantile999 is the 0.999 quantile of the chi-square law with df
-// degrees of freedom, by the Wilson–Hilferty approximation (within a few
-// percent for df ≥ 1, ample for a gate).
-func chiSquareQuantile999(df float64) float64 {
-	const z = 3.090232306167813 // the standard normal's 0.999 quantile
-	v := 2 / (9 * df)
-	x := 1 - v + z*math.Sqrt(v)
-	return df * x * x * x
 }
 
 // countsBetween is each model bucket's observations from scrape from to
 // scrape to, and their total.
 func (m *bucketModel) countsBetween(h HistogramSeries, from, to int) ([]float64, float64) {
-	perSeries := make([]float64, len(h.Bounds))
-	prev := 0.0
-	for i := range h.Bounds {
-		d := math.Max(h.Buckets[to][i]-h.Buckets[from][i], 0)
-		perSeries[i] = math.Max(d-prev, 0)
-		prev = d
-	}
 	n := make([]float64, len(m.n))
+	return n, m.countsInto(n, h, from, to)
+}
+
+// countsInto is countsBetween writing into n.
+func (m *bucketModel) countsInto(n []float64, h HistogramSeries, from, to int) float64 {
 	total := 0.0
 	for j, i := range m.index {
-		n[j] = perSeries[i]
+		// Bucket i's own count: the cumulative difference less the one
+		// below it, each clamped at 0 as a torn read can make them.
+		d := math.Max(h.Buckets[to][i]-h.Buckets[from][i], 0)
+		below := 0.0
+		if i > 0 {
+			below = math.Max(h.Buckets[to][i-1]-h.Buckets[from][i-1], 0)
+		}
+		n[j] = math.Max(d-below, 0)
 		total += n[j]
 	}
-	return n, total
+	return total
 }
 
 // cell is one bucket's count in one scrape interval (model position j).
