@@ -21,8 +21,10 @@ import (
 //     AIPerf's learning.
 //  2. The fit is constrained: each μ_j lies inside its bucket (the +Inf
 //     bucket's above the largest bound), and the totals must add up
-//     exactly: Σ_j N_j·μ_j = S. One pseudo-observation at the bucket's
-//     midpoint keeps a bucket the data barely see near linear interpolation.
+//     exactly: Σ_j N_j·μ_j = S. Pseudo-observations at the mean of the
+//     log-linear density the neighbours' counts suggest keep a bucket the
+//     data barely see near that guess: one, or as many (up to 10) as the
+//     fitted means show the guess to be good (priorweight.go).
 //     The problem is a small convex quadratic programme, solved exactly by
 //     an active-set method on its KKT system.
 //  3. Inside a finite bucket the observations follow the maximum-entropy
@@ -276,19 +278,26 @@ func (m *bucketModel) spread2() []float64 {
 // pulls a weakly identified mean (two buckets either side of a tight
 // cluster) far off. So the fit is solved twice: the second time with the
 // prior scaled by the dispersion the first fit's residuals show,
-// φ = Σ w_t·r_t² / (T − k), when it is below 1.
+// φ = Σ w_t·r_t² / (T − k), when it is below 1, and once more where the
+// fitted means show the prior better than its default weight says
+// (priorweight.go).
 func (m *bucketModel) fit(h HistogramSeries, from, to int, n []float64, sum float64, prior []float64, weight float64) ([]float64, fitInfo) {
 	k := len(m.n)
 	spread2 := m.spread2()
 	var a [][]float64
+	var perBucket []float64
 	solve := func(weight float64) []float64 {
 		a = newMatrix(k)
 		rhs := make([]float64, k)
 		for j := range k {
 			// The prior: weight pseudo-observations at prior[j], with the
 			// same variance scale as the bucket's real ones.
-			a[j][j] += weight / spread2[j]
-			rhs[j] += weight * prior[j] / spread2[j]
+			wj := weight
+			if perBucket != nil {
+				wj *= perBucket[j]
+			}
+			a[j][j] += wj / spread2[j]
+			rhs[j] += wj * prior[j] / spread2[j]
 		}
 		m.used = 0
 		m.intervals(h, from, to, func(ds float64, cells []cell) {
@@ -319,6 +328,12 @@ func (m *bucketModel) fit(h HistogramSeries, from, to int, n []float64, sum floa
 			mean = solve(weight * phi)
 		} else if !(phi > 0) {
 			phi = 1
+		}
+		// The prior's weight as far as the fit shows it good
+		// (priorweight.go).
+		if pb := m.priorWeights(a, phi, mean, prior, n); pb != nil {
+			perBucket = pb
+			mean = solve(weight * math.Min(phi, 1))
 		}
 	}
 	return mean, fitInfo{a, phi}
