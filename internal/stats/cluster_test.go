@@ -173,3 +173,34 @@ func TestLoneObservationsExact(t *testing.T) {
 		}
 	}
 }
+
+// TestClusterReadsMixedIntervals: a slow run, long requests finishing
+// about one per scrape interval (request latency 2.8 s, σ 0.2 lognormal,
+// over vLLM's (2, 2.5] and (2.5, 5] buckets). Most intervals hold one
+// request, known exactly; a request that finished beside one in the other
+// bucket is read from what the interval's sum leaves, against its bucket's
+// law, not left out of the mixture. Mean relative error over 40 seeded
+// runs at p90 and p99: 2.7 % and 1.7 % (3.9 % and 3.2 % from the pure
+// intervals alone).
+func TestClusterReadsMixedIntervals(t *testing.T) {
+	bounds := []float64{0.3, 0.5, 0.8, 1, 1.5, 2, 2.5, 5, 10, 15, 20, 30, 40, 50, 60, 120, 240, 480, 960, 1920, 7680, math.Inf(1)}
+	const runs = 40
+	var p90, p99 float64
+	for seed := uint64(1); seed <= runs; seed++ {
+		h, all := seededSeries(seed, bounds, 40, func(r *rand.Rand, _ int) []float64 {
+			out := make([]float64, poisson(r, 0.8))
+			for i := range out {
+				out[i] = 2.8 * math.Exp(0.2*r.NormFloat64())
+			}
+			return out
+		})
+		est := IntervalFit{}.Quantiles(h, []float64{0.9, 0.99})
+		exact90, exact99 := PercentileSorted(all, 90), PercentileSorted(all, 99)
+		p90 += math.Abs(est[0]-exact90) / exact90 / runs
+		p99 += math.Abs(est[1]-exact99) / exact99 / runs
+	}
+	t.Logf("mean relative error over %d runs: p90 %.2f %%, p99 %.2f %%", runs, 100*p90, 100*p99)
+	if p90 > 0.032 || p99 > 0.024 {
+		t.Errorf("mean relative error p90 %.2f %%, p99 %.2f %%; want ≤ 3.2 %% and ≤ 2.4 %%", 100*p90, 100*p99)
+	}
+}
