@@ -57,19 +57,39 @@ const pureMinShare = 0.5
 // from the pure intervals alone, +0.9 % with them). Other buckets keep
 // the fit.
 func (m *bucketModel) clusterMixtures(h HistogramSeries) []*bucketMixture {
+	last := h.Scrapes() - 1
 	pure := make([][]clusterInterval, len(m.n))
-	mixed := make([][]clusterInterval, len(m.n))
-	var spread []float64 // each bucket's variance, when a mixed interval needs it
-	m.intervals(h, 0, h.Scrapes()-1, func(ds float64, cells []cell) {
+	m.intervals(h, 0, last, func(ds float64, cells []cell) {
 		if len(cells) == 1 {
 			j := cells[0].j
 			pure[j] = append(pure[j], clusterInterval{n: cells[0].n, mean: ds / cells[0].n})
+		}
+	})
+	// The buckets the model is for; most series have none, and skip the
+	// mixed intervals' pass.
+	clustered := make([]bool, len(m.n))
+	some := false
+	for j, ivs := range pure {
+		covered := 0.0
+		for _, iv := range ivs {
+			covered += iv.n
+		}
+		clustered[j] = covered >= pureMinShare*m.n[j] && len(ivs) >= clusterMinIntervals
+		some = some || clustered[j]
+	}
+	if !some {
+		return nil
+	}
+	mixed := make([][]clusterInterval, len(m.n))
+	spread := m.bucketVariances()
+	m.intervals(h, 0, last, func(ds float64, cells []cell) {
+		if len(cells) == 1 {
 			return
 		}
-		if spread == nil {
-			spread = m.bucketVariances()
-		}
 		for _, c := range cells {
+			if !clustered[c.j] {
+				continue
+			}
 			share, noise := ds, 0.0
 			for _, o := range cells {
 				if o.j != c.j {
@@ -92,11 +112,7 @@ func (m *bucketModel) clusterMixtures(h HistogramSeries) []*bucketMixture {
 	})
 	var out []*bucketMixture
 	for j, ivs := range pure {
-		covered := 0.0
-		for _, iv := range ivs {
-			covered += iv.n
-		}
-		if covered < pureMinShare*m.n[j] {
+		if !clustered[j] {
 			continue
 		}
 		if mix, ok := intervalMeansMixture(m.lower[j], m.upper[j], ivs, mixed[j]); ok {
