@@ -66,23 +66,16 @@ func TestPriorWeights(t *testing.T) {
 func TestPriorWeightsOnStalls(t *testing.T) {
 	bounds := []float64{0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, math.Inf(1)}
 	const runs = 20
-	var p50, p99 float64
-	for seed := uint64(11); seed < 11+runs; seed++ {
-		h, all := seededSeries(seed, bounds, 90, func(r *rand.Rand, _ int) []float64 {
-			out := make([]float64, poisson(r, 333))
-			for i := range out {
-				out[i] = 0.022 + 0.002*r.NormFloat64()
-				if r.Float64() < 0.01 {
-					out[i] = 0.3 * math.Exp(0.3*r.NormFloat64())
-				}
+	errs := meanErrors(11, runs, []float64{0.5, 0.99}, func(seed uint64) (HistogramSeries, []float64) {
+		return seededSeries(seed, bounds, 90, poissonDraws(333, func(r *rand.Rand) float64 {
+			v := 0.022 + 0.002*r.NormFloat64()
+			if r.Float64() < 0.01 {
+				v = 0.3 * math.Exp(0.3*r.NormFloat64())
 			}
-			return out
-		})
-		est := IntervalFit{}.Quantiles(h, []float64{0.5, 0.99})
-		exact50, exact99 := PercentileSorted(all, 50), PercentileSorted(all, 99)
-		p50 += math.Abs(est[0]-exact50) / exact50 / runs
-		p99 += math.Abs(est[1]-exact99) / exact99 / runs
-	}
+			return v
+		}))
+	})
+	p50, p99 := errs[0], errs[1]
 	t.Logf("mean relative error over %d runs: p50 %.2f %%, p99 %.2f %%", runs, 100*p50, 100*p99)
 	if p50 > 0.013 || p99 > 0.055 {
 		t.Errorf("mean relative error p50 %.2f %%, p99 %.2f %%; want ≤ 1.3 %% and ≤ 5.5 %%", 100*p50, 100*p99)
