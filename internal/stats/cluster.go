@@ -24,8 +24,10 @@ import (
 // when the means do not jump, robustly: the median ratio over
 // consecutive pairs, divided by the median of a χ²₁ variable, so the odd
 // jump (a cache warming up, a load step) counts as the change it is and
-// not as spread. Each interval's law is the maximum-entropy one on the
-// bucket with that mean and variance.
+// not as spread. Where the means move beyond their draws' noise all the
+// same (a queue that builds and drains), τ² is held where the bucket's
+// bounds say it must be (boundedSpread). Each interval's law is the
+// maximum-entropy one on the bucket with that mean and variance.
 
 // clusterMinIntervals is how many intervals with observations the model
 // needs; a shorter run keeps the whole-run fit.
@@ -199,6 +201,7 @@ func intervalMeansMixture(lower, upper float64, pure, mixed []clusterInterval) (
 	if g := commonBatch(counts); g > 1 && len(counts) >= minBatchIntervals {
 		tau2 /= float64(g)
 	}
+	tau2 = math.Min(tau2, boundedSpread(lower, upper, ivs, tau2))
 	// A mixed interval's share is the bucket's (an estimate outside it is
 	// the other buckets' noise, and held at its bound).
 	for _, iv := range mixed {
@@ -267,3 +270,56 @@ func commonBatch(counts []float64) int {
 // it is believed: independent counts all share a factor of 2 by chance
 // about once in 2^k runs of k intervals.
 const minBatchIntervals = 8
+
+// boundSpreadLoss is how far (in log-likelihood) the spread within an
+// interval may make the bucket's lone intervals' staying inside it less
+// likely than a spread of nothing: the one-sided 95 % bound (χ²₁ 0.90
+// quantile over 2).
+const boundSpreadLoss = 1.3528
+
+// boundedSpread is the largest within-interval variance, up to tau2, with
+// which the lone intervals' observations all staying inside the bucket is
+// still likely. The successive differences of the intervals' means read
+// the spread within an interval only if the means do not move beyond
+// their draws' noise; where they do (a queue that builds and drains, the
+// requests of one interval admitted together), they read it several times
+// too wide. The bucket's bounds then tell: interval means 60 ms below a
+// bound with a spread of 80 ms would have put a fifth of their
+// observations beyond it, and none went. An interval's n observations
+// spread about their exact mean by τ²(n−1)/n, normally; the chance all
+// stay inside falls as τ grows, and τ is held where its log has fallen by
+// boundSpreadLoss. Means far from the bounds (a tight cluster mid-bucket)
+// leave τ as read.
+func boundedSpread(lower, upper float64, ivs []clusterInterval, tau2 float64) float64 {
+	loss := func(tau float64) float64 {
+		s := 0.0
+		for _, iv := range ivs {
+			if iv.n < 2 {
+				continue
+			}
+			sd := tau * math.Sqrt((iv.n-1)/iv.n)
+			in := normalCDF((upper-iv.mean)/sd) - normalCDF((lower-iv.mean)/sd)
+			s -= iv.n * math.Log(math.Max(in, 1e-300))
+		}
+		return s
+	}
+	hi := math.Sqrt(tau2)
+	if !(hi > 0) || loss(hi) <= boundSpreadLoss {
+		return tau2
+	}
+	lo := 0.0
+	for range 50 {
+		mid := (lo + hi) / 2
+		if loss(mid) > boundSpreadLoss {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return lo * lo
+}
+
+// normalCDF is the standard normal distribution function.
+func normalCDF(z float64) float64 {
+	return 0.5 * math.Erfc(-z/math.Sqrt2)
+}

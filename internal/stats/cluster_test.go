@@ -223,3 +223,29 @@ func TestClusterReadsMixedIntervals(t *testing.T) {
 		t.Errorf("mean relative error p90 %.2f %%, p99 %.2f %%; want ≤ 3.2 %% and ≤ 2.4 %%", 100*p90, 100*p99)
 	}
 }
+
+// TestClusterSpreadHeldByBounds: TTFTs in a saturated queue (the
+// self-consistency test's 16 clients on 4 slots), 7 per interval in vLLM's
+// (0.5, 0.75] bucket, each interval's requests 15 ms about a level that
+// moves by 40 ms from interval to interval as the queue builds and drains.
+// The successive differences of the interval means read that movement as
+// spread within an interval, over 100 ms; the bucket's bound, about 120 ms
+// above the means, which few observations crossed, holds it nearer the
+// truth. Mean relative error over 20 seeded runs at p90 and p99: 1.4 % and
+// 2.8 % (2.5 % and 3.3 % from the differences alone).
+func TestClusterSpreadHeldByBounds(t *testing.T) {
+	errs := meanErrors(1, 20, []float64{0.9, 0.99}, func(seed uint64) (HistogramSeries, []float64) {
+		return seededSeries(seed, vllmTTFTBounds, 18, func(r *rand.Rand, _ int) []float64 {
+			level := 0.63 + 0.04*r.NormFloat64()
+			out := make([]float64, 7)
+			for i := range out {
+				out[i] = level + 0.015*r.NormFloat64()
+			}
+			return out
+		})
+	})
+	t.Logf("mean relative error over 20 runs: p90 %.2f %%, p99 %.2f %%", 100*errs[0], 100*errs[1])
+	if errs[0] > 0.018 || errs[1] > 0.03 {
+		t.Errorf("mean relative error p90 %.2f %%, p99 %.2f %%; want ≤ 1.8 %% and ≤ 3 %%", 100*errs[0], 100*errs[1])
+	}
+}
