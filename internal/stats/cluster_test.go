@@ -134,20 +134,12 @@ func TestClusterInOneBucket(t *testing.T) {
 // observation's spread put p50 9 % low and p99 7 % high.
 func TestClusterBatchesInTwoBuckets(t *testing.T) {
 	bounds := []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, math.Inf(1)}
+	batch := cacheBatches(30, 4)
 	h, all := simulatedSeries(bounds, 60, func(r *rand.Rand, t int) []float64 {
 		if r.IntN(3) == 0 {
 			return nil // no batch finished in this interval
 		}
-		base, spread := 0.051, 0.002
-		if t > 30 {
-			base, spread = 0.006, 0.0005
-		}
-		base += spread * r.NormFloat64()
-		out := make([]float64, 8)
-		for i := range out {
-			out[i] = base + spread/4*r.NormFloat64()
-		}
-		return out
+		return batch(r, t)
 	})
 	qs := []float64{0.5, 0.9, 0.99}
 	got := IntervalFit{}.Quantiles(h, qs)
@@ -260,21 +252,28 @@ func TestClusterSpreadHeldByBounds(t *testing.T) {
 // required and a batch size was believed only from eight).
 func TestClusterOfFewBatches(t *testing.T) {
 	errs := meanErrors(1, 20, []float64{0.99}, func(seed uint64) (HistogramSeries, []float64) {
-		return seededSeries(seed, vllmTTFTBounds, 25, func(r *rand.Rand, t int) []float64 {
-			base, spread := 0.051, 0.002
-			if t > 5 {
-				base, spread = 0.006, 0.0005
-			}
-			base += spread * r.NormFloat64()
-			out := make([]float64, 8)
-			for i := range out {
-				out[i] = base + spread/2*r.NormFloat64()
-			}
-			return out
-		})
+		return seededSeries(seed, vllmTTFTBounds, 25, cacheBatches(5, 2))
 	})
 	t.Logf("p99 mean relative error over 20 runs: %.2f %%", 100*errs[0])
 	if errs[0] > 0.035 {
 		t.Errorf("p99 mean relative error %.2f %%, want ≤ 3.5 %%", 100*errs[0])
+	}
+}
+
+// cacheBatches draws one batch of 8 TTFTs per interval: prefix-cache
+// misses (51 ± 2 ms a batch) until interval hitsFrom, then hits (6 ± 0.5
+// ms), each TTFT within 1/within of its batch's spread of the batch's own.
+func cacheBatches(hitsFrom int, within float64) func(r *rand.Rand, t int) []float64 {
+	return func(r *rand.Rand, t int) []float64 {
+		base, spread := 0.051, 0.002
+		if t > hitsFrom {
+			base, spread = 0.006, 0.0005
+		}
+		base += spread * r.NormFloat64()
+		out := make([]float64, 8)
+		for i := range out {
+			out[i] = base + spread/within*r.NormFloat64()
+		}
+		return out
 	}
 }
