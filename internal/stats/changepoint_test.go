@@ -27,7 +27,7 @@ func loadShift(seed uint64, shift int) (HistogramSeries, []float64) {
 
 // TestChangeCuts: a run whose load shifts once is cut where it shifted
 // (within two intervals), whether at the middle of the run or off it, a
-// stationary run is not cut in 20 seeded runs, and the p50 of a run that
+// stationary run is not cut in 20 seeded runs, nor one of batches, and the p50 of a run that
 // shifts at 55 % of it, which lies between the two regimes, is estimated
 // within 2.5 % on average over 10 runs (1.4 %). Cutting at equal counts
 // instead (four spans, one of which mixed both regimes, each fitted from a
@@ -58,6 +58,24 @@ func TestChangeCuts(t *testing.T) {
 		m, _ := newBucketModel(h.Bounds, cum, count, sum)
 		if cuts := m.changeCuts(h); len(cuts) != 1 {
 			t.Errorf("stationary run, seed %d: cut into %v", seed, cuts)
+		}
+	}
+	// Batches of 8 finishing together, stationary: G² reads each batch as
+	// 8 independent observations, and cut all 20 of these runs into four
+	// spans before it counted batches once.
+	for seed := uint64(1); seed <= 20; seed++ {
+		h, _ := seededSeries(seed, vllmTTFTBounds, 360, func(r *rand.Rand, _ int) []float64 {
+			level := 0.08 * math.Exp(0.4*r.NormFloat64())
+			out := make([]float64, 8)
+			for i := range out {
+				out[i] = level * (1 + 0.01*r.NormFloat64())
+			}
+			return out
+		})
+		count, sum, cum := h.Totals()
+		m, _ := newBucketModel(h.Bounds, cum, count, sum)
+		if cuts := m.changeCuts(h); len(cuts) != 1 {
+			t.Errorf("stationary batches, seed %d: cut into %v", seed, cuts)
 		}
 	}
 	const runs = 10

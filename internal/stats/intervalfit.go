@@ -52,8 +52,9 @@ import (
 //     that must hold those order statistics, and is monotone in p.
 type IntervalFit struct{}
 
-// priorWeight is the pseudo-observation count pulling a bucket's mean to
-// its midpoint: negligible beside real data, decisive without it.
+// priorWeight is the default pseudo-observation count pulling a bucket's
+// mean to its prior guess (priorMeans): negligible beside real data,
+// decisive without it.
 const priorWeight = 1.0
 
 // Quantiles implements the estimator; NaN where nothing can be said (no
@@ -164,6 +165,7 @@ const (
 func (m *bucketModel) fitSegments(h HistogramSeries) {
 	last := h.Scrapes() - 1
 	m.mean, m.wholeFit = m.fit(h, 0, last, m.n, m.sum, m.priorMeans(m.n), priorWeight)
+	wholeUsed := m.used
 	if cuts := m.changeCuts(h); len(cuts) > 1 {
 		for _, c := range cuts {
 			n, _ := m.countsBetween(h, c[0], c[1])
@@ -175,6 +177,7 @@ func (m *bucketModel) fitSegments(h HistogramSeries) {
 	}
 	if len(m.segs) == 0 {
 		m.segs = []segment{{n: m.n, mean: m.mean}}
+		m.used = wholeUsed // the spans' fits, if any, overwrote it
 		m.vars = m.fitVariances(h)
 	}
 }
@@ -274,8 +277,8 @@ func (m *bucketModel) spread2() []float64 {
 // That variance is the uniform shape's, and a bucket's observations are
 // often far tighter (ITLs within half a millisecond of a bound, in a bucket
 // 15 ms wide): the data then carry far more information than the weights
-// say, and the prior, whose pseudo-observations sit at the bucket's middle,
-// pulls a weakly identified mean (two buckets either side of a tight
+// say, and the prior, whose pseudo-observations sit at the guess from the
+// neighbours' counts, pulls a weakly identified mean (two buckets either side of a tight
 // cluster) far off. So the fit is solved twice: the second time with the
 // prior scaled by the dispersion the first fit's residuals show,
 // φ = Σ w_t·r_t² / (T − k), when it is below 1, and once more where the
@@ -331,7 +334,13 @@ func (m *bucketModel) fit(h HistogramSeries, from, to int, n []float64, sum floa
 		}
 		// The prior's weight as far as the fit shows it good
 		// (priorweight.go).
-		if pb := m.priorWeights(a, phi, mean, prior, n); pb != nil {
+		// The solves' prior: weight·min(φ, 1) pseudo-observations in the
+		// normalised system, each bucket's real variance φ·spread²/that.
+		priorVar := make([]float64, k)
+		for j := range k {
+			priorVar[j] = phi * spread2[j] / (weight * math.Min(phi, 1))
+		}
+		if pb := m.priorWeights(a, phi, priorVar, mean, prior, n); pb != nil {
 			perBucket = pb
 			mean = solve(weight * math.Min(phi, 1))
 		}

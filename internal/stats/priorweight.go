@@ -13,7 +13,8 @@ import "math"
 // its prior by the prior's error plus the fit's, whose variance is known.
 // With the prior's error ρ·w (a fraction of the bucket's width, alike for
 // like buckets), the maximum-likelihood ρ over the buckets gives every one
-// of them its prior's weight (empirical Bayes).
+// of them its prior's weight (empirical Bayes); the fit is judged by what
+// the data alone say, its default prior taken back out.
 //
 // Buckets are pooled by how their prior was made: from observed
 // neighbours on both sides (the body), or from one side (an edge, the
@@ -32,26 +33,36 @@ const (
 
 // priorWeights is each bucket's prior weight, as a multiple of the default,
 // for a fit with information matrix a (default prior included),
-// dispersion phi, fitted means mean and prior means prior over counts n;
-// nil where no class can be judged.
-func (m *bucketModel) priorWeights(a [][]float64, phi float64, mean, prior, n []float64) []float64 {
+// dispersion phi, the default prior's variance priorVar (real units),
+// fitted means mean and prior means prior over counts n; nil where no
+// class can be judged.
+//
+// The fitted mean has already been pulled towards the prior, and its
+// variance narrowed by it: judged as they are, the prior's own pull would
+// count as evidence that the prior is good. So each bucket's fit is taken
+// back to the data's alone first (one bucket at a time, its correlations
+// with the others left aside): with posterior variance s² and the prior's
+// P, the data's variance is V = s²P/(P − s²), and their mean lies
+// (P + V)/P times as far from the prior as the fitted one.
+func (m *bucketModel) priorWeights(a [][]float64, phi float64, priorVar, mean, prior, n []float64) []float64 {
 	type deviation struct{ d2, se2, w2 float64 }
 	var classes [2][]deviation
 	for j := range m.n {
 		w := m.upper[j] - m.lower[j]
-		if math.IsInf(w, 1) || n[j] <= 0 {
+		if !(w > 0) || math.IsInf(w, 1) || n[j] <= 0 {
 			continue
 		}
 		if mean[j]-m.lower[j] < 1e-9*w || m.upper[j]-mean[j] < 1e-9*w {
 			continue // held by its bound: its deviation says nothing of the prior
 		}
-		se2 := phi * inverseDiagonal(a, j)
-		if !(se2 >= 0) || math.IsInf(se2, 1) {
-			continue
+		post, p := phi*inverseDiagonal(a, j), priorVar[j]
+		if !(post >= 0) || !(post < p*(1-1e-9)) {
+			continue // the data say nothing of this mean beyond the prior
 		}
-		d := mean[j] - prior[j]
+		v := post * p / (p - post)
+		d := (mean[j] - prior[j]) * (p + v) / p
 		c := m.priorClass(n, j)
-		classes[c] = append(classes[c], deviation{d * d, se2, w * w})
+		classes[c] = append(classes[c], deviation{d * d, v, w * w})
 	}
 	var out []float64
 	for c, devs := range classes {

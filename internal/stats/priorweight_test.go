@@ -7,11 +7,15 @@ import (
 )
 
 // TestPriorWeights: with every body bucket's fitted mean d from its prior
-// and a fit variance of 0.01 (width 1), the likelihood's maximum is at
-// ρ² = d² − 0.01, so the weight is 1/(12ρ²): 5 for d² = 0.01 + 1/60, the
-// cap of 10 for means on their priors, none (nil) for d² far beyond what
-// the fit's noise allows; the two edge buckets, a class of two, keep the
-// default weight.
+// and a fit variance of 0.01 (width 1) the prior barely moved (its
+// variance 10⁶), the likelihood's maximum is at ρ² = d² − 0.01, so the
+// weight is 1/(12ρ²): 5 for d² = 0.01 + 1/60, the cap of 10 for means on
+// their priors, none (nil) for d² far beyond what the fit's noise allows;
+// the two edge buckets, a class of two, keep the default weight. With the
+// prior's variance 0.02, the same posterior variance 0.01 is the data's
+// 0.02 halved, and the data's mean twice as far from the prior as the
+// fitted one: d² = (0.02 + 1/60)/4 is again ρ² = 1/60, weight 5, where the
+// fit taken as it is would read ρ² = 0.0017, the cap.
 func TestPriorWeights(t *testing.T) {
 	m, ok := newBucketModel([]float64{1, 2, 3, 4, 5}, []float64{10, 20, 30, 40, 50}, 50, 125)
 	if !ok {
@@ -19,17 +23,20 @@ func TestPriorWeights(t *testing.T) {
 	}
 	a := newMatrix(5)
 	for j := range a {
-		a[j][j] = 100 // se² = 0.01 with φ = 1
+		a[j][j] = 100 // posterior variance 0.01 with φ = 1
 	}
+	uniform := func(v float64) []float64 { return []float64{v, v, v, v, v} }
 	mean := []float64{0.5, 1.5, 2.5, 3.5, 4.5}
 	for _, tc := range []struct {
-		name string
-		d2   float64
-		want []float64
+		name     string
+		d2       float64
+		priorVar float64
+		want     []float64
 	}{
-		{"a fifth of the default error", 0.01 + 1.0/60, []float64{1, 5, 5, 5, 1}},
-		{"means on their priors", 0, []float64{1, 10, 10, 10, 1}},
-		{"means far from their priors", 0.25, nil},
+		{"a fifth of the default error", 0.01 + 1.0/60, 1e6, []float64{1, 5, 5, 5, 1}},
+		{"means on their priors", 0, 1e6, []float64{1, 10, 10, 10, 1}},
+		{"means far from their priors", 0.25, 1e6, nil},
+		{"the default prior taken back out", (0.02 + 1.0/60) / 4, 0.02, []float64{1, 5, 5, 5, 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			prior := make([]float64, 5)
@@ -37,7 +44,7 @@ func TestPriorWeights(t *testing.T) {
 				// Alternating signs: the likelihood sees only d².
 				prior[j] = mean[j] + math.Sqrt(tc.d2)*float64(1-2*(j%2))
 			}
-			got := m.priorWeights(a, 1, mean, prior, m.n)
+			got := m.priorWeights(a, 1, uniform(tc.priorVar), mean, prior, m.n)
 			if (got == nil) != (tc.want == nil) {
 				t.Fatalf("weights %v, want %v", got, tc.want)
 			}
@@ -52,8 +59,13 @@ func TestPriorWeights(t *testing.T) {
 	// the three body buckets' means at a bound, the class is too small.
 	prior := []float64{0.5, 1.5, 2.5, 3.5, 4.5}
 	held := []float64{0.5, 1, 2.5, 4, 4.5}
-	if got := m.priorWeights(a, 1, held, prior, m.n); got != nil {
+	if got := m.priorWeights(a, 1, uniform(1e6), held, prior, m.n); got != nil {
 		t.Errorf("means at their bounds: weights %v, want none", got)
+	}
+	// A mean the data say nothing of (posterior variance the prior's) is
+	// left out too.
+	if got := m.priorWeights(a, 1, uniform(0.01), mean, mean, m.n); got != nil {
+		t.Errorf("means the data do not see: weights %v, want none", got)
 	}
 }
 
