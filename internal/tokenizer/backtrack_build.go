@@ -55,15 +55,12 @@ type btBuild struct {
 	node    []int32   // by entry: the trie slot its key leads to
 }
 
-// btEntry is a key of the trie: a token's own symbols' labels, or (for a
-// byte fallback or the unknown token, whose symbol is not its text) the
-// labels of its text, which a word may hold too. A key is a string of
-// labels, each a byte (byte-level: a key is the token's bytes) or three,
-// big-endian, so that keys sort as their labels do.
+// btEntry is a key of the trie: a token's own symbols' labels. A key is a
+// string of labels, each a byte (byte-level: a key is the token's bytes)
+// or three, big-endian, so that keys sort as their labels do.
 type btEntry struct {
 	key string
 	id  int32
-	own bool
 }
 
 // label is key's label d.
@@ -120,7 +117,9 @@ func (m *bpe) buildBacktrack() *backtrack {
 	if !b.labelInitials() {
 		return nil
 	}
-	b.makeKeys()
+	if !b.makeKeys() {
+		return nil
+	}
 	if !b.buildTrie() {
 		return nil
 	}
@@ -193,11 +192,16 @@ func (b *btBuild) labelInitials() bool {
 }
 
 // makeKeys makes the trie's keys: each token's own (an initial symbol's
-// label; another's, its text's symbols'), and the texts of byte fallbacks
-// and the unknown token. A token with two texts (a damaged file) has no
-// key but as an initial symbol; nor has, under a merges list, one that no
-// merge makes, which no word's symbols ever become.
-func (b *btBuild) makeKeys() {
+// label; another's, its text's symbols'). A token with two texts (a
+// damaged file) has no key but as an initial symbol; nor has, under a
+// merges list, one that no merge makes, which no word's symbols ever
+// become.
+//
+// It refuses (false) a vocabulary whose merges make a token the trie
+// cannot see them make: a byte fallback or the unknown token whose text
+// the merges spell (its text's key has no rule of its own), or a token
+// with two texts (it has no key).
+func (b *btBuild) makeKeys() bool {
 	m, bt := b.m, b.bt
 	n := len(bt.code)
 	text := make([]string, n)
@@ -228,24 +232,28 @@ func (b *btBuild) makeKeys() {
 		}
 		return string(buf)
 	}
-	b.entries = make([]btEntry, 0, len(m.vocab)+len(m.fallbackIDs)+1)
+	b.entries = make([]btEntry, 0, len(m.vocab))
 	for id, s := range text {
+		if twice[id] && (m.rankIsID || made[id]) {
+			return false
+		}
 		var own string
 		switch {
 		case b.initial[id]:
 			own = string(b.appendLabel(buf[:0], bt.code[id]))
-			if !m.byteLevel && s != "" && !twice[id] && made[id] {
+			if !m.byteLevel && s != "" && made[id] {
 				if k := key(s); k != own && k != "" {
-					b.entries = append(b.entries, btEntry{key: k, id: int32(id)})
+					return false
 				}
 			}
 		case s != "" && !twice[id] && (m.rankIsID || made[id]):
 			own = key(s)
 		}
 		if own != "" {
-			b.entries = append(b.entries, btEntry{key: own, id: int32(id), own: true})
+			b.entries = append(b.entries, btEntry{key: own, id: int32(id)})
 		}
 	}
+	return true
 }
 
 // appendLabel appends label c to a key.
@@ -263,7 +271,7 @@ func (b *btBuild) decide() bool {
 	m, bt := b.m, b.bt
 	var byLen [][]int32
 	for e, en := range b.entries {
-		if k := b.symbols(en.key); en.own && !b.initial[en.id] && k <= btMaxSymbols {
+		if k := b.symbols(en.key); !b.initial[en.id] && k <= btMaxSymbols {
 			for len(byLen) <= k {
 				byLen = append(byLen, nil)
 			}

@@ -318,6 +318,7 @@ func TestBacktrackMatchesWholeWord(t *testing.T) {
 		rng := rand.New(rand.NewPCG(13, uint64(len(name))))
 		sc := &bpeScratch{}
 		var bs backtrackScratch
+		served, tried := 0, 0
 		for kind := range backtrackWordKinds {
 			for range 4 / raceScale {
 				n := int(math.Exp(rng.Float64() * math.Log(20000)))
@@ -333,10 +334,20 @@ func TestBacktrackMatchesWholeWord(t *testing.T) {
 				if len(syms) == 0 {
 					continue
 				}
-				if got, _, ok := bt.encode(&bs, syms, nil, nil); ok && !slices.Equal(got, want) {
+				got, _, ok := bt.encode(&bs, syms, nil, nil)
+				if ok && !slices.Equal(got, want) {
 					t.Fatalf("%s, %q alone: %v, want %v", name, abbreviate(word), head(got), head(want))
 				}
+				tried++
+				if ok {
+					served++
+				}
 			}
+		}
+		// The search must run, not leave every word to the heap: o200k's
+		// tokens are all searched for, so it serves every word.
+		if served == 0 || name == "builtin" && served != tried {
+			t.Errorf("%s: the search served %d of %d words", name, served, tried)
 		}
 	}
 }
@@ -377,6 +388,11 @@ func TestLongTablesAfterThreshold(t *testing.T) {
 				if built := m.back.built.Load() != nil; !slices.Equal(got, want) || short == 1 && merges && !built {
 					t.Fatalf("%s, %q, %d merges short: %v, want %v (tables built: %t)", name, abbreviate(word), short, head(got), head(want), built)
 				}
+				// The tokens' array is sized from the bytes done so far,
+				// which the batches must keep counting.
+				if cap(got) > 2*len(got)+64 {
+					t.Errorf("%s, %q, %d merges short: %d tokens in an array of %d", name, abbreviate(word), short, len(got), cap(got))
+				}
 			}
 		}
 	}
@@ -407,4 +423,47 @@ func FuzzBacktrack(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestBacktrackRefusesUnseenMerges: the tables are refused where merges
+// make a token the trie cannot see them make (the heap would merge what
+// the search calls a valid pair): a byte fallback whose text the merges
+// spell, and a token with two texts; the same vocabularies without that
+// merge are served, and every window of their words gets the heap's
+// tokens.
+func TestBacktrackRefusesUnseenMerges(t *testing.T) {
+	chars := map[string]int{"<unk>": 0, "<0xC3>": 1, "<": 2, "0": 3, "x": 4, "C": 5, "3": 6, ">": 7, "<0": 8, "<0x": 9, "<0xC": 10, "<0xC3": 11}
+	spell := []string{"< 0", "<0 x", "<0x C", "<0xC 3"}
+	twoTexts := map[string]int{"<unk>": 0, "a": 1, "b": 2, "c": 3, "d": 4, "ab": 5, "cd": 5, "bc": 6}
+	for _, tc := range []struct {
+		name    string
+		vocab   map[string]int
+		merges  []string
+		refused bool
+	}{
+		{"a byte fallback the merges spell", chars, append(slices.Clone(spell), "<0xC3 >"), true},
+		{"a byte fallback no merge makes", chars, spell, false},
+		{"a token with two texts, made", twoTexts, []string{"a b", "c d"}, true},
+		{"a token with two texts, never made", twoTexts, []string{"b c"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			model := map[string]any{"type": "BPE", "vocab": tc.vocab, "merges": tc.merges, "unk_token": "<unk>", "byte_fallback": true}
+			tok, err := ParseHF(tinyJSON(t, model, nil), "refuse")
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := tok.model
+			bt := m.backtracker()
+			if (bt == nil) != tc.refused {
+				t.Fatalf("tables refused: %t, want %t", bt == nil, tc.refused)
+			}
+			if bt == nil {
+				return
+			}
+			word := strings.Repeat("<0xC3>abcd", 40)
+			if got, want := m.appendLong(nil, word, &bpeScratch{}, 16, 4, nil, bt, false), wholeWord(m, word); !slices.Equal(got, want) {
+				t.Errorf("%v, want %v", head(got), head(want))
+			}
+		})
+	}
 }

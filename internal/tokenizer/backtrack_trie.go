@@ -21,9 +21,7 @@ func (b *btBuild) buildTrie() bool {
 	}
 	for i, e := range es {
 		bt.idOf[i] = e.id
-		if e.own {
-			b.own[e.id] = int32(i)
-		}
+		b.own[e.id] = int32(i)
 	}
 	b.node = make([]int32, len(es))
 	// A real vocabulary's trie has 2.1 to 2.2 nodes a token, which the

@@ -89,6 +89,11 @@ func (m *bpe) appendBatches(lw *longWord, bt *backtrack, dst []int32, mark, win,
 				ci = 0
 			}
 			*cur, *w = *w, *cur
+			if m.byteLevel {
+				// Bytes are the symbols, made by no filler: the bytes
+				// done so far are what emit sizes the tokens' array by.
+				lw.z.i = cur.hi
+			}
 		}
 		if m.byteLevel && cur.hi == total || !m.byteLevel && lw.done && cur.hi == lw.total() {
 			return lw.emit(dst, mark, cur.ids[ci:]), 0, true
