@@ -206,6 +206,14 @@ func main() {
 	flag.Parse()
 	if *only != "" {
 		cases = slices.DeleteFunc(cases, func(c benchCase) bool { return c.name != *only })
+		if len(cases) == 0 {
+			fmt.Fprintf(os.Stderr, "histaccuracy: no case %q (run without -case for the list)\n", *only)
+			os.Exit(2)
+		}
+	}
+	if *seeds < 1 {
+		fmt.Fprintln(os.Stderr, "histaccuracy: -seeds must be at least 1")
+		os.Exit(2)
 	}
 
 	// errs[estimator][percentile] per case, averaged over seeds.

@@ -43,13 +43,8 @@ const edgePeakBody = 2
 // the buckets a percentile needs pay for their shapes (a two-moment shape
 // is a numerical search).
 type edgePeaks struct {
-	m *bucketModel
-	// fitted holds the variances the residuals identified (NaN where
-	// not), or is nil.
-	fitted []float64
-	peaks  []edgePeak
-	final  []float64
-	done   []bool
+	m     *bucketModel
+	peaks []edgePeak
 }
 
 // edgePeak is one bucket's own rule, once evaluated.
@@ -60,17 +55,16 @@ type edgePeak struct {
 	curvature        float64 // λ₂ per unit², when it carries into the flank
 }
 
-func newEdgePeaks(m *bucketModel, fitted []float64) *edgePeaks {
-	k := len(m.n)
-	return &edgePeaks{m: m, fitted: fitted, peaks: make([]edgePeak, k), final: make([]float64, k), done: make([]bool, k)}
+func newEdgePeaks(m *bucketModel) *edgePeaks {
+	return &edgePeaks{m: m, peaks: make([]edgePeak, len(m.n))}
 }
 
-// known is bucket j's variance from the residuals, NaN if none.
+// known is bucket j's variance from the residuals (m.vars), NaN if none.
 func (e *edgePeaks) known(j int) float64 {
-	if e.fitted == nil {
+	if e.m.vars == nil {
 		return math.NaN()
 	}
-	return e.fitted[j]
+	return e.m.vars[j]
 }
 
 // unit is bucket j's mean as a fraction of its width; ok is false for
@@ -78,7 +72,7 @@ func (e *edgePeaks) known(j int) float64 {
 func (e *edgePeaks) unit(j int) (mu, w float64, ok bool) {
 	m := e.m
 	w = m.upper[j] - m.lower[j]
-	if math.IsInf(m.upper[j], 1) || !(w > 0) || m.n[j] <= 0 || (m.cluster != nil && m.cluster[j] != nil) {
+	if math.IsInf(m.upper[j], 1) || !(w > 0) || (m.cluster != nil && m.cluster[j] != nil) {
 		return 0, 0, false
 	}
 	mu = (m.mean[j] - m.lower[j]) / w
@@ -141,12 +135,9 @@ func (e *edgePeaks) peak(j int) edgePeak {
 
 // variance is bucket j's variance after the rule: the residuals' where
 // they identified it, its own peak's, a neighbouring peak's flank's (the
-// lower neighbour's first), or NaN (the exponential shape).
+// lower neighbour's first), or NaN (the exponential shape). quantiles
+// asks once per bucket, and keeps the shape.
 func (e *edgePeaks) variance(j int) float64 {
-	if e.done[j] {
-		return e.final[j]
-	}
-	e.done[j] = true
 	v := e.known(j)
 	if math.IsNaN(v) {
 		if p := e.peak(j); p.found {
@@ -167,7 +158,6 @@ func (e *edgePeaks) variance(j int) float64 {
 			}
 		}
 	}
-	e.final[j] = v
 	return v
 }
 
@@ -293,35 +283,6 @@ func unitEdgeLogDensity(m, v float64, upper bool) float64 {
 	return l0
 }
 
-// The kinds of two-moment shape newTwoMomentShape builds.
-const (
-	shapeExponential = iota
-	shapeNormal
-	shapeGrid
-)
-
-// unitTwoMoment is the shape newTwoMomentShape builds on [0, 1] for mean m
-// and variance v: its kind and the exponent λ₁x + λ₂x² (β, 0 for the
-// exponential; m/v, −1/(2v) for the normal).
-func unitTwoMoment(m, v float64) (l1, l2 float64, kind int) {
-	beta := truncExpRate(m)
-	vExp := truncExpVariance(beta)
-	const minSD = 8.0 / maxEntGrid
-	switch {
-	case math.IsNaN(v) || v <= 0 || v >= m*(1-m)*0.98 || math.Abs(v-vExp) <= varianceChange*vExp:
-		return beta, 0, shapeExponential
-	case m-6*math.Sqrt(v) > 0 && m+6*math.Sqrt(v) < 1:
-		return m / v, -1 / (2 * v), shapeNormal
-	case m <= minSD || m >= 1-minSD:
-		return beta, 0, shapeExponential
-	}
-	l1, l2, ok := maxEntLambdas(m, math.Max(v, minSD*minSD), beta)
-	if !ok {
-		return beta, 0, shapeExponential
-	}
-	return l1, l2, shapeGrid
-}
-
 // expEdgeLogDensity is the log density at 0 and 1 of ∝ e^{βx} on [0, 1].
 func expEdgeLogDensity(beta float64) (float64, float64) {
 	if math.Abs(beta) < 1e-9 {
@@ -343,8 +304,8 @@ func unitCurvature(m, v float64) float64 {
 }
 
 // varianceForCurvature is the variance of the density ∝ exp(λ₁x + λ₂x²)
-// on [0, 1] with mean m and the given λ₂ < 0, λ₁ found by bisection (the
-// mean rises with it).
+// on [0, 1] with mean m and the given λ₂ < 0, λ₁ by lambda1ForMean from
+// the normal's.
 func varianceForCurvature(m, l2 float64) (float64, bool) {
 	if !(l2 < 0) || math.IsInf(l2, -1) {
 		return 0, false
@@ -352,18 +313,7 @@ func varianceForCurvature(m, l2 float64) (float64, bool) {
 	if sd := math.Sqrt(-1 / (2 * l2)); m-6*sd > 0 && m+6*sd < 1 {
 		return sd * sd, true // a normal peak, too narrow for the grid
 	}
-	buf := make([]float64, maxEntGrid+1)
-	lo, hi := l2-1e4, 1e4-l2
-	var e [5]float64
-	for hi-lo > 1e-9*math.Max(1, math.Abs(lo)) {
-		mid := (lo + hi) / 2
-		if e = gridMoments(mid, l2, buf); e[1] < m {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	e = gridMoments((lo+hi)/2, l2, buf)
+	_, e := lambda1ForMean(m, l2, -2*l2*m, make([]float64, maxEntGrid+1))
 	if math.Abs(e[1]-m) > 1e-4 {
 		return 0, false
 	}

@@ -72,7 +72,7 @@ func (IntervalFit) Quantiles(h HistogramSeries, qs []float64) []float64 {
 	b.fitSegments(h)
 	b.cluster = b.clusterMixtures(h)
 	if len(b.segs) == 1 {
-		b.edges = newEdgePeaks(b, b.vars)
+		b.edges = newEdgePeaks(b)
 	}
 	return b.quantiles(qs)
 }
@@ -704,7 +704,7 @@ func (s bucketShape) quantile(f float64) float64 {
 // cdf is the shape's distribution function at v.
 func (s bucketShape) cdf(v float64) float64 {
 	if s.normal {
-		return 0.5 * math.Erfc(-(v-s.mu)/(s.sigma*math.Sqrt2))
+		return normalCDF((v - s.mu) / s.sigma)
 	}
 	if s.table != nil {
 		return tableCDF(s.table, (v-s.lower)/s.width)

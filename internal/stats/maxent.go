@@ -23,29 +23,48 @@ func newTwoMomentShape(lower, upper, mean, variance float64) bucketShape {
 	if exp.width <= 0 || math.IsNaN(variance) {
 		return exp
 	}
-	m := (mean - lower) / exp.width
-	v := variance / (exp.width * exp.width)
-	vExp := truncExpVariance(exp.beta)
-	if v <= 0 || v >= m*(1-m)*0.98 || math.Abs(v-vExp) <= varianceChange*vExp {
-		return exp
-	}
-	// A peak six standard deviations clear of both edges: truncation
-	// changes nothing measurable, and the maximum-entropy law is the normal.
-	if sd := math.Sqrt(v); m-6*sd > 0 && m+6*sd < 1 {
+	l1, l2, kind := unitTwoMoment((mean-lower)/exp.width, variance/(exp.width*exp.width))
+	switch kind {
+	case shapeNormal:
 		exp.normal, exp.mu, exp.sigma = true, mean, math.Sqrt(variance)
-		return exp
+	case shapeGrid:
+		exp.table = maxEntTable(l1, l2)
 	}
-	const minSD = 8.0 / maxEntGrid // resolve the peak over several steps
-	if m <= minSD || m >= 1-minSD {
-		return exp
-	}
-	v = math.Max(v, minSD*minSD)
-	lambda1, lambda2, ok := maxEntLambdas(m, v, exp.beta)
-	if !ok {
-		return exp
-	}
-	exp.table = maxEntTable(lambda1, lambda2)
 	return exp
+}
+
+// The kinds of two-moment shape newTwoMomentShape builds.
+const (
+	shapeExponential = iota
+	shapeNormal
+	shapeGrid
+)
+
+// unitTwoMoment is the shape newTwoMomentShape builds on [0, 1] for mean m
+// and variance v: its kind and the exponent λ₁x + λ₂x² (β, 0 for the
+// exponential; m/v, −1/(2v) for the normal). The exponential where the
+// variance says nothing new (within varianceChange of its own, unknown,
+// or beyond what the grid resolves); the normal for a peak six standard
+// deviations clear of both edges, where truncation changes nothing
+// measurable; else the grid's maximum-entropy shape, its peak resolved
+// over several steps.
+func unitTwoMoment(m, v float64) (l1, l2 float64, kind int) {
+	beta := truncExpRate(m)
+	vExp := truncExpVariance(beta)
+	const minSD = 8.0 / maxEntGrid
+	switch {
+	case math.IsNaN(v) || v <= 0 || v >= m*(1-m)*0.98 || math.Abs(v-vExp) <= varianceChange*vExp:
+		return beta, 0, shapeExponential
+	case m-6*math.Sqrt(v) > 0 && m+6*math.Sqrt(v) < 1:
+		return m / v, -1 / (2 * v), shapeNormal
+	case m <= minSD || m >= 1-minSD:
+		return beta, 0, shapeExponential
+	}
+	l1, l2, ok := maxEntLambdas(m, math.Max(v, minSD*minSD), beta)
+	if !ok {
+		return beta, 0, shapeExponential
+	}
+	return l1, l2, shapeGrid
 }
 
 // newTailShape is the +Inf bucket's law given the mean and variance of its
