@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -58,9 +59,10 @@ func TestServerHistogramsAgreeWithClient(t *testing.T) {
 	const maxNetworkFloor = 0.005
 	// asserted: the estimator meets the 2 % on this shape and must keep
 	// it. The other shapes are the target, not met yet: their
-	// errors are logged ("NOT MET", go test -v) and listed in docs/artifacts.md
-	// (Histogram percentiles); the server's own timing is asserted on
-	// every shape.
+	// errors are logged ("NOT MET", go test -v) with the sample's own
+	// spread at that percentile (bucketNoise), and listed with their causes
+	// in docs/artifacts.md (Histogram percentiles); the server's own timing
+	// is asserted on every shape.
 	shapes := []struct {
 		name     string
 		args     string // llmbench profile flags besides --mock --model mock-model --endpoint-type chat --streaming
@@ -105,6 +107,7 @@ func TestServerHistogramsAgreeWithClient(t *testing.T) {
 						if math.IsNaN(est) || est < lo*(1-tolerance) || est > hi*(1+tolerance) {
 							msg := fmt.Sprintf("estimate %.3f ms, want within %g %% of the client's %.3f ms less the network's share %.3f ms = %.3f ms (of %.3f–%.3f ms, the server's exact percentiles half an observation either side)",
 								1e3*est, 100*tolerance, 1e3*client, 1e3*(client-exact), 1e3*exact, 1e3*lo, 1e3*hi)
+							msg += fmt.Sprintf("; the sample's own spread at this percentile given its bucket counts is ±%.1f %%", 100*m.noise[i])
 							if sh.asserted {
 								t.Error(msg)
 							} else {
@@ -130,7 +133,10 @@ type latencies struct {
 	// is any value of the gap between them, and no estimate from counts
 	// can be judged finer than one observation's rank.
 	lo, hi []float64
-	share  []float64
+	// noise is the sample's own chance spread at each percentile given its
+	// bucket counts, relative (bucketNoise).
+	noise []float64
+	share []float64
 }
 
 // measureShape runs llmbench profile --mock with args and returns the time
@@ -219,7 +225,7 @@ func measureShape(t *testing.T, args []string) []*latencies {
 		slices.Sort(client[k])
 		slices.Sort(server[k])
 		slices.Sort(m.share)
-		est := estimates(t, res, name, len(m.share))
+		est, bounds := estimates(t, res, name, len(m.share))
 		for _, p := range []float64{50, 90, 99} {
 			m.percentiles = append(m.percentiles, p)
 			m.client = append(m.client, stats.PercentileSorted(client[k], p))
@@ -228,6 +234,7 @@ func measureShape(t *testing.T, args []string) []*latencies {
 			m.lo = append(m.lo, stats.PercentileSorted(server[k], max(p-half, 0)))
 			m.hi = append(m.hi, stats.PercentileSorted(server[k], min(p+half, 100)))
 			m.estimate = append(m.estimate, est[p])
+			m.noise = append(m.noise, bucketNoise(server[k], bounds, p))
 		}
 	}
 	return out
@@ -235,7 +242,7 @@ func measureShape(t *testing.T, args []string) []*latencies {
 
 // estimates are the server's percentile estimates of histogram name, by
 // percentile, from exactly the n observations of the run.
-func estimates(t *testing.T, res *Result, name string, n int) map[float64]float64 {
+func estimates(t *testing.T, res *Result, name string, n int) (map[float64]float64, []float64) {
 	t.Helper()
 	for _, m := range res.ServerMetrics {
 		if m.Name != name {
@@ -251,8 +258,58 @@ func estimates(t *testing.T, res *Result, name string, n int) map[float64]float6
 		for i, p := range stats.Percentiles {
 			out[p] = m.Series[0].Hist.Estimates[i]
 		}
-		return out
+		return out, m.Series[0].Hist.Bounds
 	}
 	t.Fatalf("no %s among the server metrics", name)
-	return nil
+	return nil, nil
+}
+
+// bucketNoise is how far the sample's own p-th percentile moves by chance
+// given everything its histogram holds, relative to it: the bucket the
+// percentile falls in is known, and so is its count m, but not which of
+// the bucket's law's values the sample drew. The percentile is the
+// bucket's (f·m)-th observation, whose rank among m draws varies by
+// √(m·f·(1−f)); the sample's values that many ranks either side give the
+// spread. An estimate from counts and sums cannot be judged finer than
+// that: it is logged beside each miss.
+func bucketNoise(sorted, bounds []float64, p float64) float64 {
+	n := len(sorted)
+	r := p / 100 * float64(n-1)
+	v := stats.PercentileSorted(sorted, p)
+	lo, hi := math.Inf(-1), math.Inf(1)
+	for _, b := range bounds {
+		if b >= v {
+			hi = b
+			break
+		}
+		lo = b
+	}
+	below := sort.SearchFloat64s(sorted, math.Nextafter(lo, math.Inf(1)))
+	m := sort.SearchFloat64s(sorted, math.Nextafter(hi, math.Inf(1))) - below
+	if m < 2 || v == 0 {
+		return 0
+	}
+	f := (r - float64(below) + 0.5) / float64(m)
+	f = math.Min(math.Max(f, 0), 1)
+	d := math.Sqrt(float64(m) * f * (1 - f))
+	at := func(x float64) float64 {
+		return stats.PercentileSorted(sorted, 100*math.Min(math.Max(x, 0), float64(n-1))/float64(n-1))
+	}
+	return (at(r+d) - at(r-d)) / 2 / v
+}
+
+// TestBucketNoise: the values 1…10 in buckets (−∞, 5], (5, 10]. Their p70
+// is 7.3, the (6.3 − 5 + 0.5)/5 = 0.36 point of the upper bucket's 5, whose
+// rank varies by √(5·0.36·0.64) = 1.0733: the values at ranks 6.3 ∓ 1.0733
+// are 6.2267 and 8.3733, half their distance 1.0733 = 14.70 % of 7.3. The
+// p50 is the upper bucket's first observation (f = 0): no rank spread.
+func TestBucketNoise(t *testing.T) {
+	sorted := []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
+	bounds := []float64{5, 10, math.Inf(1)}
+	if got, want := bucketNoise(sorted, bounds, 70), 1.0733/7.3; math.Abs(got-want) > 1e-4 {
+		t.Errorf("p70: %.5f, want %.5f", got, want)
+	}
+	if got := bucketNoise(sorted, bounds, 50); got != 0 {
+		t.Errorf("p50: %v, want 0", got)
+	}
 }
