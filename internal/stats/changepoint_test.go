@@ -91,8 +91,10 @@ func TestChangeCuts(t *testing.T) {
 // vllmE2EBounds is vLLM's request-latency layout.
 var vllmE2EBounds = []float64{0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0, math.Inf(1)}
 
-// shortShift is request latency over 46 intervals of 333 ms, 8 requests
-// each, the built-in server's saturated queue run for 360 requests: 0.78
+// shortShift is request latency over 46 intervals of 333 ms, a Poisson
+// number of requests with mean 8 in each, as the built-in server's
+// saturated queue (the self-consistency test's shape) gives when run for
+// 360 requests rather than the test's 120: 0.78
 // ± 0.05 s while the first pass over the prompts prefills in full, across
 // vLLM's 0.8 s bound, then 0.60 ± 0.04 s once the prefix cache serves
 // them, from interval shift on.
@@ -111,9 +113,8 @@ func shortShift(seed uint64, shift int) (HistogramSeries, []float64) {
 }
 
 // TestChangeCutsShortRun: a run of 46 intervals whose latency drops after
-// 16 of them (the self-consistency test's saturated queue run for 360
-// requests, where the prefix cache starts serving the second pass over the
-// prompts) is cut within two intervals of the drop in 20 of 20 seeded runs,
+// 16 of them (shortShift: the prefix cache starts serving the second pass
+// over the prompts) is cut within two intervals of the drop in 20 of 20 seeded runs,
 // and none of 200 stationary runs of that length is cut. Uncut, the first
 // regime's observations under 0.8 s, about 0.75 s, were fitted with the
 // second regime's at one mean of the (0.5, 0.8] bucket, and the surplus

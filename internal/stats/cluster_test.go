@@ -202,10 +202,9 @@ func TestLoneObservationsExact(t *testing.T) {
 // runs at p90 and p99: 2.7 % and 1.7 % (3.9 % and 3.2 % from the pure
 // intervals alone).
 func TestClusterReadsMixedIntervals(t *testing.T) {
-	bounds := []float64{0.3, 0.5, 0.8, 1, 1.5, 2, 2.5, 5, 10, 15, 20, 30, 40, 50, 60, 120, 240, 480, 960, 1920, 7680, math.Inf(1)}
 	const runs = 40
 	errs := meanErrors(1, runs, []float64{0.9, 0.99}, func(seed uint64) (HistogramSeries, []float64) {
-		return seededSeries(seed, bounds, 40, poissonDraws(0.8, func(r *rand.Rand) float64 {
+		return seededSeries(seed, vllmE2EBounds, 40, poissonDraws(0.8, func(r *rand.Rand) float64 {
 			return 2.8 * math.Exp(0.2*r.NormFloat64())
 		}))
 	})
