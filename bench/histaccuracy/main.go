@@ -157,6 +157,15 @@ var cases = []benchCase{
 			}
 			return out
 		}},
+	{"queue-batches", "request latency behind a saturated queue: batches of 4 finish together, the queue's wait moving the batches (±60 ms over 20 s) across the 0.8 s bound", latencyBuckets, 60, 5,
+		nil, func(r *rand.Rand, t float64) []float64 {
+			base := 0.75 + 0.06*math.Sin(2*math.Pi*t/20) + 0.02*r.NormFloat64()
+			out := make([]float64, 4)
+			for i := range out {
+				out[i] = base + 0.03*r.NormFloat64()
+			}
+			return out
+		}},
 	{"tail-ceiling", "prompt tokens uniform up to the 8,192-token limit, 1-2-5 buckets ending at 5,000: 39 % in +Inf", tokenBuckets8k, 120, 10,
 		func(r *rand.Rand, _ float64) float64 { return math.Ceil(8192 * r.Float64()) }, nil},
 	{"sglang-ttft", "TTFT, lognormal (median 350 ms, σ 0.5), SGLang's layout", sglangTTFTBuckets, 120, 20,

@@ -44,7 +44,13 @@ import (
 //     variance fit would misread as spread. Where the variance is unknown
 //     and two neighbouring buckets' shapes both pile against the bound
 //     they share, the mode is moved inside the one denser there, and its
-//     curvature carried into the other (edgepeak.go).
+//     curvature carried into the other (edgepeak.go). Where a saturated
+//     queue moves whole intervals across a bound together (the bucket
+//     mix overdispersed from interval to interval, and explained better
+//     by one normal law per interval centred by its sum), every bucket's
+//     law is instead the mixture of those laws truncated to it
+//     (batchlaw.go): least squares would credit a slow batch's
+//     observations under the bound to the bucket above.
 //  4. Percentiles are numpy's linear ones on the implied sample (the i-th of
 //     a bucket's n observations at its quantile (i+0.5)/n), computed only
 //     at the two order statistics a percentile needs, so counts in the
@@ -71,7 +77,8 @@ func (IntervalFit) Quantiles(h HistogramSeries, qs []float64) []float64 {
 	}
 	b.fitSegments(h)
 	b.cluster = b.clusterMixtures(h)
-	if len(b.segs) == 1 {
+	b.batch = b.batchMixtures(h)
+	if len(b.segs) == 1 && b.batch == nil {
 		b.edges = newEdgePeaks(b)
 	}
 	return b.quantiles(qs)
@@ -95,6 +102,9 @@ type bucketModel struct {
 	// means of the intervals it alone received observations in
 	// (cluster.go).
 	cluster []*bucketMixture
+	// batch, where set, is every bucket's law as the mixture over
+	// intervals of one normal law per interval (batchlaw.go).
+	batch []*bucketMixture
 	// used is the number of intervals the last fit used.
 	used int
 	// wholeFit is the whole run's fit's information, for its means'
@@ -142,9 +152,11 @@ func newBucketModel(bounds, cumulative []float64, count, sum float64) (*bucketMo
 	return m, true
 }
 
-// segment is one span of the run: its per-bucket counts and fitted means.
+// segment is one span of the run, scrapes from..to: its per-bucket counts
+// and fitted means.
 type segment struct {
-	n, mean []float64
+	from, to int
+	n, mean  []float64
 }
 
 // When the distribution moved during the run (a load that shifts, a cache
@@ -175,12 +187,12 @@ func (m *bucketModel) fitSegments(h HistogramSeries) {
 			n, _ := m.countsBetween(h, c[0], c[1])
 			if sum := h.Sum[c[1]] - h.Sum[c[0]]; sum >= 0 {
 				mean, _ := m.fit(h, c[0], c[1], n, sum, m.priorMeans(n), priorWeight)
-				m.segs = append(m.segs, segment{n: n, mean: mean})
+				m.segs = append(m.segs, segment{from: c[0], to: c[1], n: n, mean: mean})
 			}
 		}
 	}
 	if len(m.segs) == 0 {
-		m.segs = []segment{{n: m.n, mean: m.mean}}
+		m.segs = []segment{{from: 0, to: last, n: m.n, mean: m.mean}}
 		m.used = wholeUsed // the spans' fits, if any, overwrote it
 		m.vars = m.fitVariances(h)
 	}
@@ -555,6 +567,8 @@ func (m *bucketModel) quantiles(qs []float64) []float64 {
 		}
 		x := &bucketMixture{}
 		switch {
+		case m.batch != nil && m.batch[j] != nil:
+			x = m.batch[j]
 		case m.cluster != nil && m.cluster[j] != nil:
 			x = m.cluster[j]
 		case m.edges != nil:
@@ -659,6 +673,11 @@ type bucketShape struct {
 	// xi, when not 0, makes the +Inf bucket's excess a generalized Pareto
 	// law with shape xi and scale sigma (newTailShape).
 	xi float64
+	// truncated makes the normal law one truncated to the bucket, with
+	// massLo and massHi its distribution function (upperTail: survival
+	// function) at the bounds (batchlaw.go).
+	truncated, upperTail bool
+	massLo, massHi       float64
 }
 
 func newBucketShape(lower, upper, mean float64) bucketShape {
@@ -675,6 +694,9 @@ func newBucketShape(lower, upper, mean float64) bucketShape {
 
 // quantile is the f-quantile (0 < f < 1) of the shape.
 func (s bucketShape) quantile(f float64) float64 {
+	if s.truncated {
+		return s.truncQuantile(f)
+	}
 	if s.normal {
 		v := s.mu + s.sigma*math.Sqrt2*math.Erfinv(2*f-1)
 		return math.Min(math.Max(v, s.lower), s.lower+s.width)
@@ -707,6 +729,9 @@ func (s bucketShape) quantile(f float64) float64 {
 
 // cdf is the shape's distribution function at v.
 func (s bucketShape) cdf(v float64) float64 {
+	if s.truncated {
+		return s.truncCDF(v)
+	}
 	if s.normal {
 		return normalCDF((v - s.mu) / s.sigma)
 	}

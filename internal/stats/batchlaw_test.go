@@ -1,0 +1,168 @@
+package stats
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestTruncNormalMean: E[X | a < X ≤ b] for X ~ N(μ, s²), computed by hand
+// as μ + s·(φ(α) − φ(β)) / (Φ(β) − Φ(α)), α = (a − μ)/s, β = (b − μ)/s; far
+// in the tail, where the mass underflows, the asymptote a + s/α.
+func TestTruncNormalMean(t *testing.T) {
+	for _, tc := range []struct {
+		lower, upper, mu, s, want, tol float64
+	}{
+		{0, math.Inf(1), 0, 1, 0.7978845608028654, 1e-12}, // 2φ(0)
+		{-1, 1, 0, 1, 0, 1e-12},                           // symmetric
+		{1, 2, 0, 1, 1.3831690466315525, 1e-12},
+		{10, 11, 0, 1, 10.098068374932932, 1e-9}, // survival form, no cancellation
+		{0.8, 1, 0.75, 0.03, 0.8124459545045051, 1e-12},
+		{40, 41, 0, 1, 40 + 1.0/40, 1e-3}, // mass 1e-350: the asymptote
+		{-41, -40, 0, 1, -40 - 1.0/40, 1e-3},
+	} {
+		if got := truncNormalMean(tc.lower, tc.upper, tc.mu, tc.s); math.Abs(got-tc.want) > tc.tol {
+			t.Errorf("N(%g, %g²) on (%g, %g]: mean %.12g, want %.12g", tc.mu, tc.s, tc.lower, tc.upper, got, tc.want)
+		}
+	}
+}
+
+// TestTruncNormalShape: the truncated shape's quantiles and distribution
+// function, against medians found by bisecting Φ by hand (Python's
+// math.erfc), on a bucket around the centre and on one far in the upper
+// tail, where Φ(3) and Φ(4) differ in the fourth decimal only.
+func TestTruncNormalShape(t *testing.T) {
+	for _, tc := range []struct {
+		lower, upper, median float64
+	}{
+		{-1, 0.5, -0.1889682322057752},
+		{3, 4, 3.198474131761953},
+		{0, math.Inf(1), 0.6744897501960817},
+	} {
+		s := newTruncNormalShape(tc.lower, tc.upper, 0, 1)
+		if got := s.quantile(0.5); math.Abs(got-tc.median) > 1e-9 {
+			t.Errorf("(%g, %g]: median %.12g, want %.12g", tc.lower, tc.upper, got, tc.median)
+		}
+		for _, f := range []float64{0.01, 0.3, 0.5, 0.9, 0.999} {
+			if got := s.cdf(s.quantile(f)); math.Abs(got-f) > 1e-9 {
+				t.Errorf("(%g, %g]: cdf(quantile(%g)) = %.12g", tc.lower, tc.upper, f, got)
+			}
+		}
+		if s.cdf(tc.lower) != 0 || (!math.IsInf(tc.upper, 1) && s.cdf(tc.upper) != 1) {
+			t.Errorf("(%g, %g]: cdf at the bounds %g, %g, want 0, 1", tc.lower, tc.upper, s.cdf(tc.lower), s.cdf(tc.upper))
+		}
+	}
+	if got := newTruncNormalShape(3, 4, 0, 1).cdf(3.5); math.Abs(got-0.8475544278436677) > 1e-9 {
+		t.Errorf("(3, 4]: cdf(3.5) = %.12g, want 0.8475544278436677", got)
+	}
+}
+
+// queuedBatches is a saturated server's request latencies: 5 batches of 4
+// requests finish every second for 60 s (180 intervals of 333 ms), each
+// batch behind a queue whose wait moves them by ±60 ms over 20 s and
+// ±20 ms from batch to batch, each request ±30 ms about its batch: the
+// intervals' observations straddle the 0.8 s bound together.
+func queuedBatches(seed uint64) (HistogramSeries, []float64) {
+	return seededSeries(seed, vllmE2EBounds, 180, func(r *rand.Rand, t int) []float64 {
+		var out []float64
+		for range poisson(r, 5.0/3) {
+			at := float64(t) / 3
+			base := 0.75 + 0.06*math.Sin(2*math.Pi*at/20) + 0.02*r.NormFloat64()
+			for range 4 {
+				out = append(out, base+0.03*r.NormFloat64())
+			}
+		}
+		return out
+	})
+}
+
+// TestBatchLawReadsQueuedBatches: least squares credits a slow batch's
+// observations under 0.8 s to the bucket above it, whose mean it reads
+// high: p50 / p90 / p99 were 2.11 / 3.43 / 8.91 % off over these 8 runs
+// (the shape of bench/histaccuracy's queue-batches). The batch law reads
+// each interval as one normal law about the centre its sum gives: within
+// 0.5 / 0.5 / 1 % (measured 0.13 / 0.28 / 0.22 %).
+func TestBatchLawReadsQueuedBatches(t *testing.T) {
+	qs := []float64{0.5, 0.9, 0.99}
+	for seed := uint64(1); seed <= 8; seed++ {
+		h, _ := queuedBatches(seed)
+		count, sum, cumulative := h.Totals()
+		m, _ := newBucketModel(h.Bounds, cumulative, count, sum)
+		m.fitSegments(h)
+		m.cluster = m.clusterMixtures(h)
+		if m.batchMixtures(h) == nil {
+			t.Errorf("seed %d: the batch law was not used", seed)
+		}
+	}
+	errs := meanErrors(1, 8, qs, queuedBatches)
+	for i, limit := range []float64{0.005, 0.005, 0.01} {
+		if errs[i] > limit {
+			t.Errorf("p%g: mean error %.2f %%, want ≤ %.1f %%", 100*qs[i], 100*errs[i], 100*limit)
+		}
+	}
+	t.Logf("p50 / p90 / p99 mean errors %.2f / %.2f / %.2f %%", 100*errs[0], 100*errs[1], 100*errs[2])
+}
+
+// TestBatchLawLeavesIndependentDraws: independent draws, whatever their
+// law, keep the bucket fit that suits them: the same layout and rate as
+// the queued batches, with the batches' spread (normal), a skewed law
+// (lognormal), and intervals that mix two modes (prefix-cache hits and
+// misses), which a single normal law per interval would misread. Their
+// bucket mix is not overdispersed, and the per-interval normal law does
+// not explain their counts better than the bucket proportions (either
+// gate alone keeps all 60 runs).
+func TestBatchLawLeavesIndependentDraws(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		draw func(r *rand.Rand) float64
+	}{
+		{"normal", func(r *rand.Rand) float64 { return 0.75 + 0.07*r.NormFloat64() }},
+		{"lognormal", func(r *rand.Rand) float64 { return 0.7 * math.Exp(0.2*r.NormFloat64()) }},
+		{"two modes", func(r *rand.Rand) float64 {
+			if r.Float64() < 0.7 {
+				return 0.25 + 0.02*r.NormFloat64()
+			}
+			return 0.6 + 0.03*r.NormFloat64()
+		}},
+	} {
+		fired := 0
+		for seed := uint64(1); seed <= 20; seed++ {
+			h, _ := seededSeries(seed, vllmE2EBounds, 180, poissonDraws(20.0/3, tc.draw))
+			count, sum, cumulative := h.Totals()
+			m, _ := newBucketModel(h.Bounds, cumulative, count, sum)
+			m.fitSegments(h)
+			if m.batchMixtures(h) != nil {
+				fired++
+			}
+		}
+		if fired > 0 {
+			t.Errorf("%s: the batch law replaced the bucket fit in %d of 20 runs of independent draws", tc.name, fired)
+		}
+	}
+	// An hour of lognormal draws in 20 doubling buckets from 1 ms, 0–9 per
+	// interval (the servermetrics benchmark's): its rarest buckets hold 1
+	// in 10,000 observations, whose Pearson terms the χ² approximation's
+	// variance 2(k − 1) took for overdispersion. The likelihood then kept
+	// the bucket fit, but only after fitting the batch law: 78 s over the
+	// benchmark's 200 series. The dispersion test alone must turn it away.
+	bounds := make([]float64, 21)
+	for k := range 20 {
+		bounds[k] = 0.001 * float64(int(1)<<k)
+	}
+	bounds[20] = math.Inf(1)
+	for seed := uint64(1); seed <= 3; seed++ {
+		h, _ := seededSeries(seed, bounds, 10800, func(r *rand.Rand, _ int) []float64 {
+			out := make([]float64, r.IntN(10))
+			for i := range out {
+				out[i] = 0.1 * math.Exp(r.NormFloat64())
+			}
+			return out
+		})
+		count, sum, cumulative := h.Totals()
+		m, _ := newBucketModel(h.Bounds, cumulative, count, sum)
+		m.fitSegments(h)
+		if _, _, _, ok := m.batchCandidates(h); ok {
+			t.Errorf("an hour of lognormal draws, seed %d: read as overdispersed", seed)
+		}
+	}
+}
