@@ -202,25 +202,9 @@ func (m *bucketModel) batchSpread(ivs []batchInterval) (s, logLik float64, ok bo
 		return 0, 0, false
 	}
 	// Golden section on the bracket around the best grid point.
-	a, b := hi-float64(best+1)*step, hi-float64(max(best-1, 0))*step
-	const g = 0.6180339887498949
-	c, d := b-g*(b-a), a+g*(b-a)
-	fc, fd := logLikAt(c), logLikAt(d)
-	for range 30 {
-		if fc > fd {
-			b, d, fd = d, c, fc
-			c = b - g*(b-a)
-			fc = logLikAt(c)
-		} else {
-			a, c, fc = c, d, fd
-			d = a + g*(b-a)
-			fd = logLikAt(d)
-		}
-	}
-	logS, l := c, fc
-	if fd > fc {
-		logS, l = d, fd
-	}
+	_, _, logS, negL := goldenMin(func(x float64) float64 { return -logLikAt(x) },
+		hi-float64(best+1)*step, hi-float64(max(best-1, 0))*step, 1e-6*step)
+	l := -negL
 	if l < bestL {
 		logS, l = hi-float64(best)*step, bestL
 	}

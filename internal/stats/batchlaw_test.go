@@ -205,29 +205,7 @@ func TestBatchLawStaysInsideTheCounts(t *testing.T) {
 				batched++
 			}
 		}
-		last := h.Buckets[len(h.Buckets)-1]
-		count := h.Count[len(h.Count)-1]
-		bucketOf := func(k float64) (float64, float64) {
-			lower := 0.0
-			for i, c := range last {
-				if k < c {
-					return lower, h.Bounds[i]
-				}
-				lower = h.Bounds[i]
-			}
-			return lower, math.Inf(1)
-		}
-		for i, q := range qs {
-			r := q * (count - 1)
-			lo, _ := bucketOf(math.Floor(r))
-			_, hi := bucketOf(math.Ceil(r))
-			if math.IsNaN(got[i]) || got[i] < lo-1e-12 || got[i] > hi+1e-12 {
-				t.Fatalf("trial %d: p%g = %v outside [%v, %v]", trial, 100*q, got[i], lo, hi)
-			}
-			if i > 0 && got[i] < got[i-1]-1e-12 {
-				t.Fatalf("trial %d: p%g = %v below p%g = %v", trial, 100*q, got[i], 100*qs[i-1], got[i-1])
-			}
-		}
+		checkInsideCounts(t, trial, h.Bounds, h.Buckets[len(h.Buckets)-1], qs, got)
 	}
 	if batched < 5 {
 		t.Errorf("the batch law read %d of the 30 runs, want at least 5: the test no longer reaches it", batched)

@@ -121,26 +121,36 @@ func TestIntervalFitStaysInsideTheCounts(t *testing.T) {
 		if count == 0 {
 			continue
 		}
-		bucketOf := func(k float64) (float64, float64) { // the k-th order statistic's bucket
-			lower := 0.0
-			for i, c := range cum {
-				if k < c {
-					return lower, bounds[i]
-				}
-				lower = bounds[i]
+		checkInsideCounts(t, trial, bounds, cum, qs, got)
+	}
+}
+
+// checkInsideCounts fails the test unless every estimate got[i] of
+// quantile qs[i] lies between the bounds of the buckets holding the two
+// order statistics numpy's percentile interpolates between (cum: the
+// run's cumulative bucket counts), and the estimates never decrease.
+func checkInsideCounts(t *testing.T, trial int, bounds, cum, qs, got []float64) {
+	t.Helper()
+	count := cum[len(cum)-1]
+	bucketOf := func(k float64) (float64, float64) { // the k-th order statistic's bucket
+		lower := 0.0
+		for i, c := range cum {
+			if k < c {
+				return lower, bounds[i]
 			}
-			return lower, math.Inf(1)
+			lower = bounds[i]
 		}
-		for i, q := range qs {
-			r := q * (count - 1)
-			lo, _ := bucketOf(math.Floor(r))
-			_, hi := bucketOf(math.Ceil(r))
-			if math.IsNaN(got[i]) || got[i] < lo-1e-12 || got[i] > hi+1e-12 {
-				t.Fatalf("trial %d: p%g = %v outside [%v, %v] (counts %v)", trial, q*100, got[i], lo, hi, cum)
-			}
-			if i > 0 && got[i] < got[i-1]-1e-12 {
-				t.Fatalf("trial %d: p%g = %v below p%g = %v", trial, q*100, got[i], qs[i-1]*100, got[i-1])
-			}
+		return lower, math.Inf(1)
+	}
+	for i, q := range qs {
+		r := q * (count - 1)
+		lo, _ := bucketOf(math.Floor(r))
+		_, hi := bucketOf(math.Ceil(r))
+		if math.IsNaN(got[i]) || got[i] < lo-1e-12 || got[i] > hi+1e-12 {
+			t.Fatalf("trial %d: p%g = %v outside [%v, %v] (counts %v)", trial, q*100, got[i], lo, hi, cum)
+		}
+		if i > 0 && got[i] < got[i-1]-1e-12 {
+			t.Fatalf("trial %d: p%g = %v below p%g = %v", trial, q*100, got[i], qs[i-1]*100, got[i-1])
 		}
 	}
 }

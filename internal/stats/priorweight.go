@@ -82,21 +82,7 @@ func (m *bucketModel) priorWeights(a [][]float64, phi float64, priorVar, mean, p
 			return s
 		}
 		defaultLog := math.Log(1.0 / 12)
-		lo, hi := math.Log(1e-8), defaultLog
-		const g = 0.6180339887498949
-		x1, x2 := hi-g*(hi-lo), lo+g*(hi-lo)
-		f1, f2 := nll(x1), nll(x2)
-		for hi-lo > 1e-3 {
-			if f1 < f2 {
-				hi, x2, f2 = x2, x1, f1
-				x1 = hi - g*(hi-lo)
-				f1 = nll(x1)
-			} else {
-				lo, x1, f1 = x1, x2, f2
-				x2 = lo + g*(hi-lo)
-				f2 = nll(x2)
-			}
-		}
+		lo, hi, _, _ := goldenMin(nll, math.Log(1e-8), defaultLog, 1e-3)
 		best := (lo + hi) / 2
 		if nll(defaultLog) <= nll(best) {
 			continue // the default error is as likely: keep its weight
