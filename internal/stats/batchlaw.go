@@ -106,6 +106,7 @@ func (m *bucketModel) batchCandidates(h HistogramSeries) (ivs []batchInterval, l
 	// as overdispersed).
 	x2, expected, variance := 0.0, 0.0, 0.0
 	straddling, usable := 0, 0
+	torn := false // an interval's bucket its span counts none in
 	for _, sg := range m.segs {
 		total, kSeg, inverse := 0.0, 0.0, 0.0
 		for _, n := range sg.n {
@@ -131,6 +132,10 @@ func (m *bucketModel) batchCandidates(h HistogramSeries) (ivs []batchInterval, l
 			seen := 0.0
 			for _, c := range cells {
 				p := sg.n[c.j] / total
+				if !(p > 0) {
+					torn = true
+					return
+				}
 				e := n * p
 				seen += e
 				x2 += (c.n - e) * (c.n - e) / e
@@ -151,7 +156,7 @@ func (m *bucketModel) batchCandidates(h HistogramSeries) (ivs []batchInterval, l
 		}
 		params += kSeg - 1
 	}
-	if straddling < batchMinStraddling || float64(straddling) < batchMinStraddlingShare*float64(usable) ||
+	if torn || straddling < batchMinStraddling || float64(straddling) < batchMinStraddlingShare*float64(usable) ||
 		!(x2-expected > batchDispersionSigmas*math.Sqrt(variance)) {
 		return nil, 0, 0, false
 	}
