@@ -195,7 +195,8 @@ func (m *bucketModel) batchSpread(ivs []batchInterval) (s, logLik float64, ok bo
 		return m.batchLogLik(sample, math.Exp(logS), centres)
 	}
 	const points = 25
-	hi, lo := math.Log(m.batchSpan()), math.Log(m.batchSpan()*1e-6)
+	span := m.batchSpan()
+	hi, lo := math.Log(span), math.Log(span*1e-6)
 	step := (hi - lo) / (points - 1)
 	best, bestL := 0, math.Inf(-1)
 	for i := range points {
@@ -343,68 +344,41 @@ func (m *bucketModel) batchLaws(ivs []batchInterval, s float64) []*bucketMixture
 	return out
 }
 
-// normalMass is the probability N(mu, s²) gives (lower, upper].
-func normalMass(lower, upper, mu, s float64) float64 {
-	a, b := (lower-mu)/s, (upper-mu)/s
-	if a > 0 {
-		return normalSurvival(a) - normalSurvival(b)
-	}
-	return normalCDF(b) - normalCDF(a)
-}
-
-// normalSurvival is 1 − Φ(z), exact far in the upper tail.
-func normalSurvival(z float64) float64 {
-	return 0.5 * math.Erfc(z/math.Sqrt2)
-}
-
-// normalDensity is φ(z).
-func normalDensity(z float64) float64 {
-	if math.IsInf(z, 0) {
-		return 0
-	}
-	return math.Exp(-z*z/2) / math.Sqrt(2*math.Pi)
-}
-
-// truncNormalMean is E[X | lower < X ≤ upper] for X ~ N(mu, s²). Where the
-// bucket lies so far in a tail that its mass underflows, the mean is the
-// tail's asymptote, s²/distance from the nearer bound.
+// truncNormalMean is E[X | lower < X ≤ upper] for X ~ N(mu, s²).
 func truncNormalMean(lower, upper, mu, s float64) float64 {
+	mean, _ := truncNormalMoments(lower, upper, mu, s)
+	return mean
+}
+
+// truncNormalMoments is E[X | lower < X ≤ upper] for X ~ N(mu, s²) and
+// its slope in mu, the truncated variance over s². Where the bucket lies
+// so far in a tail that its mass underflows, the mean is the tail's
+// asymptote, s²/distance from the nearer bound, and the slope 0 (as where
+// the variance cancels to nothing), for the caller to bisect.
+func truncNormalMoments(lower, upper, mu, s float64) (mean, slope float64) {
 	a, b := (lower-mu)/s, (upper-mu)/s
 	z := normalMass(lower, upper, mu, s)
-	var v float64
 	switch {
 	case z > 1e-290:
-		v = mu + s*(normalDensity(a)-normalDensity(b))/z
+		pa, pb := normalDensity(a), normalDensity(b)
+		mean = mu + s*(pa-pb)/z
+		v := 1 - ((pa-pb)/z)*((pa-pb)/z)
+		if !math.IsInf(a, 0) {
+			v += a * pa / z
+		}
+		if !math.IsInf(b, 0) {
+			v -= b * pb / z
+		}
+		slope = math.Max(v, 0)
 	case a > 0:
-		v = lower + s/a
+		mean = lower + s/a
 	default:
-		v = upper + s/b // b < 0
+		mean = upper + s/b // b < 0
 	}
 	if math.IsInf(upper, 1) {
-		return math.Max(v, lower)
+		return math.Max(mean, lower), slope
 	}
-	return math.Min(math.Max(v, lower), upper)
-}
-
-// truncNormalMoments is truncNormalMean and its slope in mu, the
-// truncated variance over s² (0 where the mass underflows or the variance
-// cancels to nothing, for the caller to bisect).
-func truncNormalMoments(lower, upper, mu, s float64) (mean, slope float64) {
-	mean = truncNormalMean(lower, upper, mu, s)
-	z := normalMass(lower, upper, mu, s)
-	if !(z > 1e-290) {
-		return mean, 0
-	}
-	a, b := (lower-mu)/s, (upper-mu)/s
-	pa, pb := normalDensity(a), normalDensity(b)
-	v := 1 - ((pa-pb)/z)*((pa-pb)/z)
-	if !math.IsInf(a, 0) {
-		v += a * pa / z
-	}
-	if !math.IsInf(b, 0) {
-		v -= b * pb / z
-	}
-	return mean, math.Max(v, 0)
+	return math.Min(math.Max(mean, lower), upper), slope
 }
 
 // newTruncNormalShape is N(mu, s²) truncated to the bucket (lower, upper].

@@ -178,7 +178,7 @@ func chiSquareQuantile(df, p float64) float64 {
 	if df <= 0 {
 		return math.Inf(1)
 	}
-	z := math.Sqrt2 * math.Erfinv(2*p-1)
+	z := normalQuantile(p)
 	v := 2 / (9 * df)
 	x := 1 - v + z*math.Sqrt(v)
 	return df * x * x * x

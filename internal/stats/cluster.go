@@ -323,8 +323,3 @@ func boundedSpread(lower, upper float64, ivs []clusterInterval, tau2 float64) fl
 	}
 	return lo * lo
 }
-
-// normalCDF is the standard normal distribution function.
-func normalCDF(z float64) float64 {
-	return 0.5 * math.Erfc(-z/math.Sqrt2)
-}

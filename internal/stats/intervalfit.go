@@ -698,7 +698,7 @@ func (s bucketShape) quantile(f float64) float64 {
 		return s.truncQuantile(f)
 	}
 	if s.normal {
-		v := s.mu + s.sigma*math.Sqrt2*math.Erfinv(2*f-1)
+		v := s.mu + s.sigma*normalQuantile(f)
 		return math.Min(math.Max(v, s.lower), s.lower+s.width)
 	}
 	if s.table != nil {
