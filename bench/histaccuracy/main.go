@@ -166,6 +166,19 @@ var cases = []benchCase{
 			}
 			return out
 		}},
+	{"queue-warming", "request latency behind a queue that builds: batches of 4, their level rising from 0.45 to 0.8 s over the first 8 s, then 0.6 s (batches ±3 %, requests ±7 %, lognormal)", latencyBuckets, 30, 12,
+		nil, func(r *rand.Rand, t float64) []float64 {
+			level := 0.6
+			if t < 8 {
+				level = 0.45 + 0.35*t/8
+			}
+			base := level * math.Exp(0.03*r.NormFloat64())
+			out := make([]float64, 4)
+			for i := range out {
+				out[i] = base * math.Exp(0.07*r.NormFloat64())
+			}
+			return out
+		}},
 	{"tail-ceiling", "prompt tokens uniform up to the 8,192-token limit, 1-2-5 buckets ending at 5,000: 39 % in +Inf", tokenBuckets8k, 120, 10,
 		func(r *rand.Rand, _ float64) float64 { return math.Ceil(8192 * r.Float64()) }, nil},
 	{"sglang-ttft", "TTFT, lognormal (median 350 ms, σ 0.5), SGLang's layout", sglangTTFTBuckets, 120, 20,

@@ -69,6 +69,10 @@ type bucketShape struct {
 	// function) at the bounds (batchlaw.go).
 	truncated, upperTail bool
 	massLo, massHi       float64
+	// logScale makes the truncated law the log's: the shape is then
+	// lognormal, with mu and sigma those of the observations' log and
+	// massLo, massHi taken at the bounds' logs (batchlognormal.go).
+	logScale bool
 }
 
 func newBucketShape(lower, upper, mean float64) bucketShape {
@@ -225,4 +229,70 @@ func truncExpRate(mean float64) float64 {
 		}
 	}
 	return (lo + hi) / 2
+}
+
+// truncCDF is a truncated normal (or lognormal) shape's distribution
+// function at v.
+func (s bucketShape) truncCDF(v float64) float64 {
+	if v <= s.lower {
+		return 0
+	}
+	if v >= s.lower+s.width {
+		return 1
+	}
+	z := (s.scale(v) - s.mu) / s.sigma
+	if s.upperTail {
+		d := s.massLo - s.massHi
+		if !(d > 0) {
+			return 1 // all at the lower bound, which v is above
+		}
+		return math.Min(math.Max((s.massLo-normalSurvival(z))/d, 0), 1)
+	}
+	d := s.massHi - s.massLo
+	if !(d > 0) {
+		if s.mu <= s.scale(s.lower) {
+			return 1
+		}
+		return 0
+	}
+	return math.Min(math.Max((normalCDF(z)-s.massLo)/d, 0), 1)
+}
+
+// truncQuantile is a truncated normal (or lognormal) shape's f-quantile.
+func (s bucketShape) truncQuantile(f float64) float64 {
+	upper := s.lower + s.width
+	var z float64
+	if s.upperTail {
+		d := s.massLo - s.massHi
+		if !(d > 0) {
+			return s.lower
+		}
+		z = math.Sqrt2 * math.Erfcinv(2*(s.massLo-f*d))
+	} else {
+		d := s.massHi - s.massLo
+		if !(d > 0) {
+			if s.mu <= s.scale(s.lower) {
+				return s.lower
+			}
+			return upper
+		}
+		z = -math.Sqrt2 * math.Erfcinv(2*(s.massLo+f*d))
+	}
+	v := s.mu + s.sigma*z
+	if s.logScale {
+		v = math.Exp(v)
+	}
+	if math.IsNaN(v) {
+		return s.lower
+	}
+	return math.Min(math.Max(v, s.lower), upper)
+}
+
+// scale is v on the scale of a truncated shape's mu and sigma: its log
+// for a lognormal one.
+func (s bucketShape) scale(v float64) float64 {
+	if s.logScale {
+		return math.Log(v)
+	}
+	return v
 }
