@@ -83,24 +83,41 @@ func queuedBatches(seed uint64) (HistogramSeries, []float64) {
 // each interval as one normal law about the centre its sum gives: within
 // 0.5 / 0.5 / 1 % (measured 0.13 / 0.28 / 0.22 %).
 func TestBatchLawReadsQueuedBatches(t *testing.T) {
-	qs := []float64{0.5, 0.9, 0.99}
+	batchLawReads(t, queuedBatches, [3]float64{0.005, 0.005, 0.01})
+}
+
+// batchLawReads checks that the batch law reads each of 8 seeded runs of
+// series, and that the p50 / p90 / p99 mean errors over them are within
+// limits; it returns how many runs the lognormal kernel read.
+func batchLawReads(t *testing.T, series func(seed uint64) (HistogramSeries, []float64), limits [3]float64) (lognormal int) {
+	t.Helper()
 	for seed := uint64(1); seed <= 8; seed++ {
-		h, _ := queuedBatches(seed)
+		h, _ := series(seed)
 		count, sum, cumulative := h.Totals()
 		m, _ := newBucketModel(h.Bounds, cumulative, count, sum)
 		m.fitSegments(h)
 		m.cluster = m.clusterMixtures(h)
-		if m.batchMixtures(h) == nil {
+		laws := m.batchMixtures(h)
+		if laws == nil {
 			t.Errorf("seed %d: the batch law was not used", seed)
+			continue
+		}
+		for _, x := range laws {
+			if x != nil && x.shapes[0].logScale {
+				lognormal++
+				break
+			}
 		}
 	}
-	errs := meanErrors(1, 8, qs, queuedBatches)
-	for i, limit := range []float64{0.005, 0.005, 0.01} {
+	qs := []float64{0.5, 0.9, 0.99}
+	errs := meanErrors(1, 8, qs, series)
+	for i, limit := range limits {
 		if errs[i] > limit {
 			t.Errorf("p%g: mean error %.2f %%, want ≤ %.1f %%", 100*qs[i], 100*errs[i], 100*limit)
 		}
 	}
 	t.Logf("p50 / p90 / p99 mean errors %.2f / %.2f / %.2f %%", 100*errs[0], 100*errs[1], 100*errs[2])
+	return lognormal
 }
 
 // TestBatchLawLeavesIndependentDraws: independent draws, whatever their
@@ -301,34 +318,7 @@ func warmingQueue(seed uint64) (HistogramSeries, []float64) {
 // %, and the lognormal kernel, which the likelihood prefers in 7 of the 8,
 // within 0.11 / 0.26 / 0.48 %.
 func TestBatchLawReadsWarmingQueue(t *testing.T) {
-	qs := []float64{0.5, 0.9, 0.99}
-	lognormal := 0
-	for seed := uint64(1); seed <= 8; seed++ {
-		h, _ := warmingQueue(seed)
-		count, sum, cumulative := h.Totals()
-		m, _ := newBucketModel(h.Bounds, cumulative, count, sum)
-		m.fitSegments(h)
-		m.cluster = m.clusterMixtures(h)
-		laws := m.batchMixtures(h)
-		if laws == nil {
-			t.Errorf("seed %d: the batch law was not used", seed)
-			continue
-		}
-		for _, x := range laws {
-			if x != nil && x.shapes[0].logScale {
-				lognormal++
-				break
-			}
-		}
-	}
-	if lognormal < 6 {
+	if lognormal := batchLawReads(t, warmingQueue, [3]float64{0.003, 0.004, 0.008}); lognormal < 6 {
 		t.Errorf("the lognormal kernel read %d of 8 runs, want at least 6", lognormal)
 	}
-	errs := meanErrors(1, 8, qs, warmingQueue)
-	for i, limit := range []float64{0.003, 0.004, 0.008} {
-		if errs[i] > limit {
-			t.Errorf("p%g: mean error %.2f %%, want ≤ %.1f %%", 100*qs[i], 100*errs[i], 100*limit)
-		}
-	}
-	t.Logf("p50 / p90 / p99 mean errors %.2f / %.2f / %.2f %%", 100*errs[0], 100*errs[1], 100*errs[2])
 }
