@@ -285,18 +285,14 @@ func (m *bucketModel) batchLogLik(ivs []batchInterval, k batchKernel, s float64,
 	return l
 }
 
-// batchSpan is the run's scale: from the lowest bucket's lower bound to the
+// batchRange is the run's range: the lowest bucket's lower bound and the
 // highest finite bound with observations (the +Inf bucket's lower bound).
-func (m *bucketModel) batchSpan() float64 {
-	top := m.upper[len(m.upper)-1]
+func (m *bucketModel) batchRange() (bottom, top float64) {
+	top = m.upper[len(m.upper)-1]
 	if math.IsInf(top, 1) {
 		top = m.lower[len(m.lower)-1]
 	}
-	span := top - m.lower[0]
-	if !(span > 0) {
-		span = math.Max(math.Abs(top), 1)
-	}
-	return span
+	return m.lower[0], top
 }
 
 // batchCentre solves Σ n_j·E[X | X in bucket j] = Δsum for the centre m of

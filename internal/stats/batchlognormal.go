@@ -27,17 +27,19 @@ func (batchLognormal) mass(lower, upper, mu, s float64) float64 {
 // in mu. The factor e^y tilts N(mu, s²) into N(mu + s², s²), so the mean
 // is e^{mu + s²/2} times the tilted law's mass on the bucket over the
 // law's; its slope is Cov(X, log X)/s² over the bucket, which the same
-// tilt gives as the mean times the shift of log X's truncated mean. Where
-// the masses underflow, the log's asymptote (truncNormalMoments) gives a
-// mean at the nearer bound, and the slope is 0 for the caller to bisect.
+// tilt gives as the mean times the shift of log X's truncated mean,
+// s² + s·(the tilted law's (φ(α − s) − φ(β − s))/mass less the law's
+// (φ(α) − φ(β))/mass), from the masses already at hand. Where the masses
+// underflow, the log's asymptote (truncNormalMoments) gives a mean at the
+// nearer bound, and the slope is 0 for the caller to bisect.
 func (batchLognormal) moments(lower, upper, mu, s float64) (mean, slope float64) {
 	a, b := logBound(lower), logBound(upper)
 	z, tilted := normalMass(a, b, mu, s), normalMass(a, b, mu+s*s, s)
 	if z > 1e-290 && tilted > 1e-290 {
 		mean = math.Exp(mu + s*s/2 + math.Log(tilted) - math.Log(z))
-		logMean, _ := truncNormalMoments(a, b, mu, s)
-		tiltedLogMean, _ := truncNormalMoments(a, b, mu+s*s, s)
-		slope = math.Max(mean*(tiltedLogMean-logMean)/(s*s), 0)
+		alpha, beta := (a-mu)/s, (b-mu)/s
+		shift := s*s + s*((normalDensity(alpha-s)-normalDensity(beta-s))/tilted-(normalDensity(alpha)-normalDensity(beta))/z)
+		slope = math.Max(mean*shift/(s*s), 0)
 	} else {
 		logMean, _ := truncNormalMoments(a, b, mu, s)
 		mean = math.Exp(logMean)
@@ -64,13 +66,9 @@ func (batchLognormal) centre(mean float64) float64 {
 // spreads are the run's span on the log scale, from its lowest positive
 // bound to its highest finite one (at least 10⁻³), and a millionth of it.
 func (batchLognormal) spreads(m *bucketModel) (lo, hi float64) {
-	bottom := m.lower[0]
+	bottom, top := m.batchRange()
 	if bottom <= 0 {
 		bottom = m.upper[0]
-	}
-	top := m.upper[len(m.upper)-1]
-	if math.IsInf(top, 1) {
-		top = m.lower[len(m.lower)-1]
 	}
 	hi = 1e-3
 	if bottom > 0 && top > bottom {

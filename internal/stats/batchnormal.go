@@ -21,16 +21,15 @@ func (batchNormal) shape(lower, upper, mu, s float64) bucketShape {
 // centre is an interval's first guess at its centre: its mean.
 func (batchNormal) centre(mean float64) float64 { return mean }
 
-// spreads are the run's span and a millionth of it (batchSpan).
+// spreads are the run's span (batchRange; its top's size, at least 1,
+// where the range is empty) and a millionth of it.
 func (batchNormal) spreads(m *bucketModel) (lo, hi float64) {
-	span := m.batchSpan()
+	bottom, top := m.batchRange()
+	span := top - bottom
+	if !(span > 0) {
+		span = math.Max(math.Abs(top), 1)
+	}
 	return span * 1e-6, span
-}
-
-// truncNormalMean is E[X | lower < X ≤ upper] for X ~ N(mu, s²).
-func truncNormalMean(lower, upper, mu, s float64) float64 {
-	mean, _ := truncNormalMoments(lower, upper, mu, s)
-	return mean
 }
 
 // truncNormalMoments is E[X | lower < X ≤ upper] for X ~ N(mu, s²) and
