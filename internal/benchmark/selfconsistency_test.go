@@ -62,7 +62,9 @@ func TestServerHistogramsAgreeWithClient(t *testing.T) {
 	// errors are logged ("NOT MET", go test -v) with the sample's own
 	// spread at that percentile (bucketNoise), and listed with their causes
 	// in docs/artifacts.md (Histogram percentiles); the server's own timing
-	// is asserted on every shape.
+	// is asserted on every shape, and so is the estimate's lying in the
+	// buckets that hold the exact percentile's order statistics
+	// (bucketRange), which no estimate from these counts may leave.
 	//
 	// The shapes other than the README's are sized (128 to 800 requests,
 	// at 16 or 32 clients so that each runs 10–20 s) for their
@@ -112,6 +114,12 @@ func TestServerHistogramsAgreeWithClient(t *testing.T) {
 						// show what the host's stalls do to it.
 						t.Logf("client %.3f ms, server exact %.3f ms (network share %.3f ms), estimate %.3f ms: %+.2f %% (%+.2f %% against the client's less the median share)",
 							1e3*client, 1e3*exact, 1e3*(client-exact), 1e3*est, 100*(est-exact)/exact, 100*(est-(client-median))/(client-median))
+						// On every shape, met or not: the estimate lies
+						// in the buckets that hold the percentile's order
+						// statistics, the only values the counts allow.
+						if !(est >= m.floor[i] && est <= m.ceiling[i]) {
+							t.Errorf("estimate %.3f ms outside (%.3f, %.3f] ms, the buckets that hold the server's exact order statistics at this percentile", 1e3*est, 1e3*m.floor[i], 1e3*m.ceiling[i])
+						}
 						lo, hi := m.lo[i], m.hi[i]
 						if math.IsNaN(est) || est < lo*(1-tolerance) || est > hi*(1+tolerance) {
 							msg := fmt.Sprintf("estimate %.3f ms, want within %g %% of the client's %.3f ms less the network's share %.3f ms = %.3f ms (of %.3f–%.3f ms, the server's exact percentiles half an observation either side)",
@@ -145,7 +153,10 @@ type latencies struct {
 	// noise is the sample's own chance spread at each percentile given its
 	// bucket counts, relative (bucketNoise).
 	noise []float64
-	share []float64
+	// floor and ceiling bound what the histogram allows at each
+	// percentile (bucketRange).
+	floor, ceiling []float64
+	share          []float64
 }
 
 // measureShape runs llmbench profile --mock with args and returns the time
@@ -244,6 +255,9 @@ func measureShape(t *testing.T, args []string) []*latencies {
 			m.hi = append(m.hi, stats.PercentileSorted(server[k], min(p+half, 100)))
 			m.estimate = append(m.estimate, est[p])
 			m.noise = append(m.noise, bucketNoise(server[k], bounds, p))
+			floor, ceiling := bucketRange(server[k], bounds, p)
+			m.floor = append(m.floor, floor)
+			m.ceiling = append(m.ceiling, ceiling)
 		}
 	}
 	return out
@@ -305,6 +319,50 @@ func bucketNoise(sorted, bounds []float64, p float64) float64 {
 		return stats.PercentileSorted(sorted, 100*math.Min(math.Max(x, 0), float64(n-1))/float64(n-1))
 	}
 	return (at(r+d) - at(r-d)) / 2 / v
+}
+
+// bucketRange is what the bucket counts allow the p-th percentile of the
+// sorted sample to be: the percentile interpolates between the order
+// statistics of ranks ⌊r⌋ and ⌈r⌉ (r = p/100·(n − 1)), which lie in
+// known buckets, so it lies between the lower bound of the first's bucket
+// and the upper bound of the second's (−Inf below the first bound, +Inf
+// in the +Inf bucket).
+func bucketRange(sorted, bounds []float64, p float64) (floor, ceiling float64) {
+	r := p / 100 * float64(len(sorted)-1)
+	low, high := sorted[int(math.Floor(r))], sorted[int(math.Ceil(r))]
+	floor, ceiling = math.Inf(-1), math.Inf(1)
+	for _, b := range bounds {
+		if b < low {
+			floor = b
+		}
+		if b >= high && math.IsInf(ceiling, 1) {
+			ceiling = b
+		}
+	}
+	return floor, ceiling
+}
+
+// TestBucketRange: 1…10 in buckets (−∞, 2.5], (2.5, 5], (5, 10], (10, +Inf].
+// p50 (r = 4.5) interpolates the 5 in (2.5, 5] and the 6 in (5, 10]: any
+// value of (2.5, 10]. p30 (r = 2.7) lies between 3 and 4, both in
+// (2.5, 5]; p10 (r = 0.9) between 1 and 2, in the first bucket, unbounded
+// below; p100 is the 10, on the bound 10 (le).
+func TestBucketRange(t *testing.T) {
+	sorted := []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
+	bounds := []float64{2.5, 5, 10, math.Inf(1)}
+	for _, c := range []struct{ p, floor, ceiling float64 }{
+		{50, 2.5, 10},
+		{30, 2.5, 5},
+		{10, math.Inf(-1), 2.5},
+		{100, 5, 10},
+	} {
+		if floor, ceiling := bucketRange(sorted, bounds, c.p); floor != c.floor || ceiling != c.ceiling {
+			t.Errorf("p%g: (%g, %g], want (%g, %g]", c.p, floor, ceiling, c.floor, c.ceiling)
+		}
+	}
+	if _, ceiling := bucketRange([]float64{1, 20}, bounds, 99); !math.IsInf(ceiling, 1) {
+		t.Errorf("p99 of 1, 20: ceiling %g, want +Inf (the +Inf bucket)", ceiling)
+	}
 }
 
 // TestBucketNoise: the values 1…10 in buckets (−∞, 5], (5, 10]. Their p70
