@@ -51,6 +51,8 @@ import (
 //     law is instead the mixture of those laws truncated to it
 //     (batchlaw.go): least squares would credit a slow batch's
 //     observations under the bound to the bucket above.
+//     A first bucket of no width (a first bound ≤ 0, as le="0") is an
+//     atom known exactly, set aside before the fit (atom.go).
 //  4. Percentiles are numpy's linear ones on the implied sample (the i-th of
 //     a bucket's n observations at its quantile (i+0.5)/n), computed only
 //     at the two order statistics a percentile needs, so counts in the
@@ -66,11 +68,16 @@ const priorWeight = 1.0
 // Quantiles implements the estimator; NaN where nothing can be said (no
 // observations, an inconsistent series, or only a +Inf bucket).
 func (IntervalFit) Quantiles(h HistogramSeries, qs []float64) []float64 {
+	h, atom := splitAtom(h)
 	count, sum, cumulative := h.Totals()
+	if count <= 0 && atom.n > 0 {
+		return atom.everywhere(qs)
+	}
 	b, ok := newBucketModel(h.Bounds, cumulative, count, sum)
 	if !ok {
 		return nanQuantiles(qs)
 	}
+	b.atom = atom
 	if sum == 0 && b.lower[0] >= 0 {
 		// Non-negative observations adding up to 0 are all 0.
 		return make([]float64, len(qs))
@@ -105,6 +112,8 @@ type bucketModel struct {
 	// batch, where set, is every bucket's law as the mixture over
 	// intervals of one normal law per interval (batchlaw.go).
 	batch []*bucketMixture
+	// atom is the observations set aside at the first bound (splitAtom).
+	atom atom
 	// used is the number of intervals the last fit used.
 	used int
 	// wholeFit is the whole run's fit's information, for its means'
@@ -114,13 +123,21 @@ type bucketModel struct {
 	total, sum float64
 }
 
+// maxMagnitude bounds the sums and bounds the fit takes: its weighted
+// squares of larger ones overflow. No real metric comes near it; a sum
+// beyond it is a broken or hostile exporter's, and has no estimate.
+const maxMagnitude = 1e150
+
 func newBucketModel(bounds, cumulative []float64, count, sum float64) (*bucketModel, bool) {
-	if count <= 0 || math.IsNaN(sum) || math.IsInf(sum, 0) || len(bounds) == 0 {
+	if count <= 0 || !(math.Abs(sum) <= maxMagnitude) || len(bounds) == 0 {
 		return nil, false
 	}
 	finite := 0
 	for _, b := range bounds {
 		if !math.IsInf(b, 1) {
+			if !(math.Abs(b) <= maxMagnitude) {
+				return nil, false
+			}
 			finite++
 		}
 	}
@@ -230,8 +247,11 @@ type cell struct {
 
 // intervals calls fn for every usable scrape interval in from..to with its
 // sum and its per-bucket counts. Intervals with nothing new, a reset, a
-// torn read (bucket counts that disagree with the count) or counts in a
-// bucket the totals have none in are skipped: they carry no information.
+// torn read (bucket counts that disagree with the count, or a sum that
+// their buckets' bounds cannot add up to) or counts in a bucket the totals
+// have none in are skipped: they carry no information, and an impossible
+// sum (a scrape that read the sum before the buckets, a hostile 1e308)
+// would only pull the means outside their buckets or overflow the fit.
 func (m *bucketModel) intervals(h HistogramSeries, from, to int, fn func(ds float64, cells []cell)) {
 	pos := make([]int, len(h.Bounds)) // series bucket index → model position, or -1
 	for i := range pos {
@@ -244,11 +264,12 @@ func (m *bucketModel) intervals(h HistogramSeries, from, to int, fn func(ds floa
 	for t := from + 1; t <= to; t++ {
 		ds := h.Sum[t] - h.Sum[t-1]
 		dc := h.Count[t] - h.Count[t-1]
-		if dc <= 0 || ds < 0 || math.IsNaN(ds) {
+		if dc <= 0 || math.IsNaN(ds) {
 			continue
 		}
 		cells = cells[:0]
 		prev, seen, ok := 0.0, 0.0, true
+		least, most := 0.0, 0.0 // what the cells' bounds allow the sum
 		for i := range h.Bounds {
 			d := h.Buckets[t][i] - h.Buckets[t-1][i]
 			n := d - prev
@@ -262,8 +283,12 @@ func (m *bucketModel) intervals(h HistogramSeries, from, to int, fn func(ds floa
 			}
 			cells = append(cells, cell{pos[i], n})
 			seen += n
+			least += n * m.lower[pos[i]]
+			most += n * m.upper[pos[i]]
 		}
-		if ok && seen > 0 && math.Abs(seen-dc) <= 0.5 {
+		// The cumulative sums' own rounding, relative to their size.
+		slack := 1e-9 * (math.Abs(h.Sum[t]) + math.Abs(h.Sum[t-1]))
+		if ok && seen > 0 && math.Abs(seen-dc) <= 0.5 && ds >= least-slack && ds <= most+slack {
 			fn(ds, cells)
 		}
 	}
@@ -586,8 +611,13 @@ func (m *bucketModel) quantiles(qs []float64) []float64 {
 		mix[j] = x
 		return x
 	}
-	// value is the k-th order statistic (0-based) of the implied sample.
+	// value is the k-th order statistic (0-based) of the implied sample,
+	// the atom's first.
 	value := func(k float64) float64 {
+		if k < m.atom.n {
+			return m.atom.at
+		}
+		k -= m.atom.n
 		before := 0.0
 		for j, n := range m.n {
 			if k < before+n || j == len(m.n)-1 {
@@ -602,7 +632,7 @@ func (m *bucketModel) quantiles(qs []float64) []float64 {
 		return math.NaN()
 	}
 	out := make([]float64, len(qs))
-	last := m.total - 1
+	last := m.total + m.atom.n - 1
 	for i, q := range qs {
 		r := math.Min(math.Max(q, 0), 1) * last
 		lo := math.Floor(r)

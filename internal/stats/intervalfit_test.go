@@ -39,6 +39,15 @@ func TestIntervalFitHandComputed(t *testing.T) {
 		// A trillion observations, uniform: the same as ten, without
 		// materialising any.
 		{"huge counts", oneShot([]float64{1, inf}, []float64{1e12, 1e12}, 0.5e12), []float64{0.1, 0.5, 0.99}},
+		// A le="0" bucket (a queue time that was 0 for 6 requests): the
+		// 6 zeros, then 4 uniform in (0, 1] with mean 0.5 at 0.125, 0.375,
+		// 0.625, 0.875. p99: rank 8.91, 0.625 + 0.91·0.25.
+		{"a le=0 bucket", oneShot([]float64{0, 1, inf}, []float64{6, 10, 10}, 2), []float64{0, 0, 0.8525}},
+		// A negative first bound: 2 at −1, then 2 uniform in (−1, 0]
+		// with mean −0.5, at −0.75 and −0.25. p50: rank 1.5, between −1
+		// and −0.75; p99: rank 2.97.
+		{"a negative first bound", oneShot([]float64{-1, 0, inf}, []float64{2, 4, 4}, -3), []float64{-1, -0.875, -0.75 + 0.97*0.5}},
+		{"all at a negative first bound", oneShot([]float64{-2, 0, inf}, []float64{3, 3, 3}, -6), []float64{-2, -2, -2}},
 	}
 	for _, tc := range tests {
 		got := IntervalFit{}.Quantiles(tc.h, qs)
@@ -89,6 +98,34 @@ func TestIntervalFitLearnsWithoutSingleBucketIntervals(t *testing.T) {
 	}
 }
 
+// TestIntervalFitLeavesImpossibleSums: the sum was read 4,000 ahead of
+// the buckets at one scrape, so one interval sums to more than its
+// buckets' upper bounds allow and the next to less than their lower
+// bounds do. Those two intervals carry nothing; the other four, exact,
+// give the means 0.8 and 1.3 back. Fitted with them, the means moved.
+func TestIntervalFitLeavesImpossibleSums(t *testing.T) {
+	inf := math.Inf(1)
+	h := HistogramSeries{Bounds: []float64{1, 2, inf}, Buckets: [][]float64{{0, 0, 0}}, Sum: []float64{0}, Count: []float64{0}}
+	var a, b float64
+	for _, mix := range [][2]float64{{3000, 1000}, {1000, 3000}, {2000, 2000}, {4000, 1000}, {1000, 4000}, {3000, 3000}} {
+		a, b = a+mix[0], b+mix[1]
+		h.Buckets = append(h.Buckets, []float64{a, a + b, a + b})
+		h.Sum = append(h.Sum, 0.8*a+1.3*b)
+		h.Count = append(h.Count, a+b)
+	}
+	// Scrape 3 closes the (2000, 2000) interval: 4,200, at most 6,000;
+	// the (4000, 1000) one after it sums to 4,500, at least 1,000.
+	h.Sum[3] += 4000 // 8,200 > 6,000, and then 500 < 1,000
+	m, _ := newBucketModel(h.Bounds, h.Buckets[len(h.Buckets)-1], a+b, 0.8*a+1.3*b)
+	m.fitSegments(h)
+	if m.used != 4 {
+		t.Errorf("the fit used %d intervals, want the 4 possible ones", m.used)
+	}
+	if math.Abs(m.mean[0]-0.8) > 1e-6 || math.Abs(m.mean[1]-1.3) > 1e-6 {
+		t.Errorf("fitted means %v, want 0.8 and 1.3", m.mean)
+	}
+}
+
 // TestIntervalFitStaysInsideTheCounts checks on random histograms that
 // every estimate lies between the bounds of the buckets holding the two
 // order statistics numpy's percentile interpolates between, and that the
@@ -128,12 +165,14 @@ func TestIntervalFitStaysInsideTheCounts(t *testing.T) {
 // checkInsideCounts fails the test unless every estimate got[i] of
 // quantile qs[i] lies between the bounds of the buckets holding the two
 // order statistics numpy's percentile interpolates between (cum: the
-// run's cumulative bucket counts), and the estimates never decrease.
+// run's cumulative bucket counts), and the estimates never decrease. The
+// first bucket starts at 0, or at its bound when that is negative, as
+// histogram_quantile takes it.
 func checkInsideCounts(t *testing.T, trial int, bounds, cum, qs, got []float64) {
 	t.Helper()
 	count := cum[len(cum)-1]
 	bucketOf := func(k float64) (float64, float64) { // the k-th order statistic's bucket
-		lower := 0.0
+		lower := math.Min(0, bounds[0])
 		for i, c := range cum {
 			if k < c {
 				return lower, bounds[i]
