@@ -264,7 +264,7 @@ func (m *bucketModel) intervals(h HistogramSeries, from, to int, fn func(ds floa
 	for t := from + 1; t <= to; t++ {
 		ds := h.Sum[t] - h.Sum[t-1]
 		dc := h.Count[t] - h.Count[t-1]
-		if dc <= 0 || math.IsNaN(ds) {
+		if dc <= 0 || !(math.Abs(ds) <= maxMagnitude) {
 			continue
 		}
 		cells = cells[:0]

@@ -84,7 +84,9 @@ func fuzzSeries(b []byte, hostile bool) (HistogramSeries, bool) {
 // returns one value per quantile, never ±Inf, and never panics or hangs;
 // on a well-formed series with observations, every estimate lies in the
 // buckets that hold its order statistics and the estimates never
-// decrease in the quantile, and with no observations they are NaN.
+// decrease in the quantile, and with no observations they are NaN. The
+// other two estimators, AIPerf's and Prometheus' linear one, must not
+// panic on the same series and answer every quantile.
 func FuzzIntervalFit(f *testing.F) {
 	f.Add([]byte{1, 3, 100, 1, 4, 10, 2, 5, 200, 3, 0, 0, 0, 6, 50, 1, 6, 250, 1, 0, 0, 8})
 	f.Add([]byte{0, 2, 0, 1, 2, 255, 1, 3, 128, 1, 0, 0, 0, 3, 1, 1, 3, 2, 1, 3, 3, 1, 4, 9, 1})
@@ -99,6 +101,13 @@ func FuzzIntervalFit(f *testing.F) {
 			return
 		}
 		h, clean := fuzzSeries(b[1:], b[0]&1 == 1)
+		for _, other := range []interface {
+			Quantiles(HistogramSeries, []float64) []float64
+		}{AIPerfPolynomial{}, BucketLinear{}} {
+			if got := other.Quantiles(h, qs); len(got) != len(qs) {
+				t.Fatalf("%T: %d estimates for %d quantiles", other, len(got), len(qs))
+			}
+		}
 		got := IntervalFit{}.Quantiles(h, qs)
 		if len(got) != len(qs) {
 			t.Fatalf("%d estimates for %d quantiles", len(got), len(qs))
