@@ -114,6 +114,8 @@ type bucketModel struct {
 	batch []*bucketMixture
 	// atom is the observations set aside at the first bound (splitAtom).
 	atom atom
+	// decoded are the series' usable intervals (intervals.go).
+	decoded *decodedIntervals
 	// used is the number of intervals the last fit used.
 	used int
 	// wholeFit is the whole run's fit's information, for its means'
@@ -237,61 +239,6 @@ func (m *bucketModel) countsInto(n []float64, h HistogramSeries, from, to int) f
 		total += n[j]
 	}
 	return total
-}
-
-// cell is one bucket's count in one scrape interval (model position j).
-type cell struct {
-	j int
-	n float64
-}
-
-// intervals calls fn for every usable scrape interval in from..to with its
-// sum and its per-bucket counts. Intervals with nothing new, a reset, a
-// torn read (bucket counts that disagree with the count, or a sum that
-// their buckets' bounds cannot add up to) or counts in a bucket the totals
-// have none in are skipped: they carry no information, and an impossible
-// sum (a scrape that read the sum before the buckets, a hostile 1e308)
-// would only pull the means outside their buckets or overflow the fit.
-func (m *bucketModel) intervals(h HistogramSeries, from, to int, fn func(ds float64, cells []cell)) {
-	pos := make([]int, len(h.Bounds)) // series bucket index → model position, or -1
-	for i := range pos {
-		pos[i] = -1
-	}
-	for j, i := range m.index {
-		pos[i] = j
-	}
-	cells := make([]cell, 0, len(m.n))
-	for t := from + 1; t <= to; t++ {
-		ds := h.Sum[t] - h.Sum[t-1]
-		dc := h.Count[t] - h.Count[t-1]
-		if dc <= 0 || !(math.Abs(ds) <= maxMagnitude) {
-			continue
-		}
-		cells = cells[:0]
-		prev, seen, ok := 0.0, 0.0, true
-		least, most := 0.0, 0.0 // what the cells' bounds allow the sum
-		for i := range h.Bounds {
-			d := h.Buckets[t][i] - h.Buckets[t-1][i]
-			n := d - prev
-			prev = d
-			if n == 0 {
-				continue
-			}
-			if n < 0 || pos[i] < 0 {
-				ok = false
-				break
-			}
-			cells = append(cells, cell{pos[i], n})
-			seen += n
-			least += n * m.lower[pos[i]]
-			most += n * m.upper[pos[i]]
-		}
-		// The cumulative sums' own rounding, relative to their size.
-		slack := 1e-9 * (math.Abs(h.Sum[t]) + math.Abs(h.Sum[t-1]))
-		if ok && seen > 0 && math.Abs(seen-dc) <= 0.5 && ds >= least-slack && ds <= most+slack {
-			fn(ds, cells)
-		}
-	}
 }
 
 // spread2 is each bucket's variance scale: an observation's variance
