@@ -97,6 +97,24 @@ func warnResets(log io.Writer, metrics []servermetrics.Metric, clamped bool) {
 	}
 }
 
+// warnEstimateFailures says, per series, that the histogram estimator gave
+// no answer (its percentiles are exported empty) and why.
+func warnEstimateFailures(log io.Writer, metrics []servermetrics.Metric) {
+	for _, m := range metrics {
+		for _, s := range m.Series {
+			if s.Hist == nil || s.Hist.EstimateFailure == "" {
+				continue
+			}
+			labels := ""
+			if len(s.Labels) > 0 {
+				labels = "{" + scrape.LabelKey(s.Labels) + "}"
+			}
+			fmt.Fprintf(log, "WARNING  Server metric %s%s on %s has no percentile estimates: %s. Its other statistics are exported; please report it with the series' samples (--server-metrics-formats jsonl writes them).\n",
+				m.Name, labels, s.Endpoint, s.Hist.EstimateFailure)
+		}
+	}
+}
+
 // estimatorNamed maps --histogram-estimator to its implementation.
 func estimatorNamed(name string) servermetrics.Estimator {
 	switch name {
@@ -152,6 +170,7 @@ func (sm *serverMetrics) export(dir string, win *window, base export.ServerMetri
 	}
 	base.Metrics = store.Aggregate(w, estimatorNamed(sm.cfg.HistogramEstimator))
 	warnResets(sm.log, base.Metrics, w.ClampResets)
+	warnEstimateFailures(sm.log, base.Metrics)
 	base.Window, base.Start, base.End = w, start, end
 
 	var files []string

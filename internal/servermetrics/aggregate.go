@@ -1,6 +1,7 @@
 package servermetrics
 
 import (
+	"fmt"
 	"math"
 	"sort"
 	"strings"
@@ -96,6 +97,10 @@ type HistStats struct {
 	Buckets []float64
 	// Estimates are the percentile estimates at stats.Percentiles.
 	Estimates [len(stats.Percentiles)]float64
+	// EstimateFailure, when set, says why the estimator gave no answer for
+	// this series (it panicked, or answered the wrong number of
+	// quantiles): its estimates are NaN, and the run goes on.
+	EstimateFailure string
 }
 
 // Slice is one time window's statistics; which fields apply depends on the
@@ -363,10 +368,33 @@ func histStats(s *Series, ref, last int, est Estimator, qs []float64, clamp bool
 		}
 	}
 	if count > 0 {
-		e := est.Quantiles(histSeries(s, ref, last), qs)
+		e, err := estimateSafely(est, histSeries(s, ref, last), qs)
+		if err != nil {
+			h.EstimateFailure = err.Error()
+			e = make([]float64, len(qs))
+			for i := range e {
+				e[i] = math.NaN()
+			}
+		}
 		copy(h.Estimates[:], e)
 	}
 	return h
+}
+
+// estimateSafely runs the estimator on one series and turns its panic, or
+// an answer of the wrong length, into an error: one series a server
+// exposed oddly must not take the run's exports down with it.
+func estimateSafely(est Estimator, h stats.HistogramSeries, qs []float64) (e []float64, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			e, err = nil, fmt.Errorf("the %T estimator panicked: %v", est, r)
+		}
+	}()
+	e = est.Quantiles(h, qs)
+	if len(e) != len(qs) {
+		return nil, fmt.Errorf("the %T estimator answered %d of %d quantiles", est, len(e), len(qs))
+	}
+	return e, nil
 }
 
 // histSeries is the part of s an estimator sees: from the reference sample

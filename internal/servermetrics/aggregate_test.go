@@ -472,3 +472,40 @@ func TestEndpointThatStopsAnswering(t *testing.T) {
 		t.Fatalf("total %v rate %v observed %v, want 30 over the %v s it answered", se.Counter.Total, se.Counter.Rate, se.ObservedSeconds, answered)
 	}
 }
+
+// panickyEstimator panics on a series with 8 observations and answers the
+// linear estimates otherwise.
+type panickyEstimator struct{}
+
+func (panickyEstimator) Quantiles(h stats.HistogramSeries, qs []float64) []float64 {
+	if count, _, _ := h.Totals(); count == 8 {
+		panic("index out of range [3] with length 3")
+	}
+	return stats.BucketLinear{}.Quantiles(h, qs)
+}
+
+// TestEstimatorPanicLeavesTheRun: an estimator that panics on one series
+// leaves that series' percentiles NaN, says why, and keeps its count, sum
+// and buckets; another series with other data is estimated as ever.
+func TestEstimatorPanicLeavesTheRun(t *testing.T) {
+	w := Window{StartNs: 1500 * 1e6, EndNs: 5500 * 1e6}
+	ms := buildStore().Aggregate(w, panickyEstimator{})
+	_, h := find(t, ms, "h_seconds")
+	if hs := h.Hist; hs.Count != 8 || !near(hs.Sum, 8.4) || hs.Buckets[2] != 8 {
+		t.Errorf("histogram %+v: its count, sum and buckets should stand", hs)
+	}
+	for i, e := range h.Hist.Estimates {
+		if !math.IsNaN(e) {
+			t.Errorf("estimate %d = %v after a panic, want NaN", i, e)
+		}
+	}
+	want := "the servermetrics.panickyEstimator estimator panicked: index out of range [3] with length 3"
+	if h.Hist.EstimateFailure != want {
+		t.Errorf("failure %q, want %q", h.Hist.EstimateFailure, want)
+	}
+	// The whole run (reference t=0, 10 observations) does not panic.
+	ms = buildStore().Aggregate(Window{StartNs: 0, EndNs: 7 * sec}, panickyEstimator{})
+	if _, h := find(t, ms, "h_seconds"); h.Hist.EstimateFailure != "" || math.IsNaN(h.Hist.Estimates[4]) {
+		t.Errorf("a series the estimator answers: %+v", h.Hist)
+	}
+}
