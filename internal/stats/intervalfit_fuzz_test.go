@@ -20,13 +20,17 @@ var fuzzLayouts = [][]float64{
 
 // fuzzSeries builds a histogram series from b: b[0] picks the layout,
 // then each 3-byte group either closes a scrape or observes a value in
-// a chosen bucket at a chosen place. With hostile set, a group may
-// instead reset the counters, tear a scrape (one bucket moved without
-// its count), or write a sum that is negative, NaN, ±Inf or huge. It
-// returns the series and whether it is well formed (no hostile group
-// took effect).
-func fuzzSeries(b []byte, hostile bool) (HistogramSeries, bool) {
+// a chosen bucket at a chosen place. The groups are played repeat
+// times, each time with every place moved on by the repetition's number
+// times b[0] (a drifting load), so that a short input makes a run long
+// enough for the variance fit, the cuts at a change, the cluster model
+// and the batch law. With hostile set, a group may instead reset the
+// counters, tear a scrape (one bucket moved without its count), or write
+// a sum that is negative, NaN, ±Inf or huge. It returns the series and
+// whether it is well formed (no hostile group took effect).
+func fuzzSeries(b []byte, hostile bool, repeat int) (HistogramSeries, bool) {
 	bounds := fuzzLayouts[int(b[0])%len(fuzzLayouts)]
+	drift := b[0]
 	h := HistogramSeries{Bounds: bounds}
 	cum := make([]float64, len(bounds))
 	sum, count := 0.0, 0.0
@@ -37,44 +41,47 @@ func fuzzSeries(b []byte, hostile bool) (HistogramSeries, bool) {
 		h.Count = append(h.Count, count)
 	}
 	snapshot()
-	for b = b[1:]; len(b) >= 3; b = b[3:] {
-		which, place, action := int(b[0])%len(bounds), float64(b[1])/256, b[2]
-		switch {
-		case action%8 == 0:
-			snapshot()
-			continue
-		case hostile && action%16 == 7:
-			clean = false
-			switch action / 16 % 5 {
-			case 0: // a counter reset
-				clear(cum)
-				sum, count = 0, 0
-			case 1: // a torn read
-				cum[which]++
-			case 2:
-				sum = -sum - 1
-			case 3:
-				sum = []float64{math.NaN(), math.Inf(1), math.Inf(-1), 1e308}[b[1]%4]
-			default:
-				count += float64(b[1]) - 128
+	groups := b[1:]
+	for r := range repeat {
+		for b := groups; len(b) >= 3; b = b[3:] {
+			which, place, action := int(b[0])%len(bounds), float64(b[1]+byte(r)*drift)/256, b[2]
+			switch {
+			case action%8 == 0:
+				snapshot()
+				continue
+			case hostile && action%16 == 7:
+				clean = false
+				switch action / 16 % 5 {
+				case 0: // a counter reset
+					clear(cum)
+					sum, count = 0, 0
+				case 1: // a torn read
+					cum[which]++
+				case 2:
+					sum = -sum - 1
+				case 3:
+					sum = []float64{math.NaN(), math.Inf(1), math.Inf(-1), 1e308}[b[1]%4]
+				default:
+					count += float64(b[1]) - 128
+				}
+				snapshot()
+				continue
 			}
-			snapshot()
-			continue
+			lower := math.Min(0, bounds[0])
+			if which > 0 {
+				lower = bounds[which-1]
+			}
+			upper := bounds[which]
+			v := lower + (upper-lower)*(place+1.0/512)
+			if math.IsInf(upper, 1) {
+				v = lower + math.Max(math.Abs(lower), 1)*place*8
+			}
+			for i := which; i < len(cum); i++ {
+				cum[i]++
+			}
+			sum += v
+			count++
 		}
-		lower := math.Min(0, bounds[0])
-		if which > 0 {
-			lower = bounds[which-1]
-		}
-		upper := bounds[which]
-		v := lower + (upper-lower)*(place+1.0/512)
-		if math.IsInf(upper, 1) {
-			v = lower + math.Max(math.Abs(lower), 1)*place*8
-		}
-		for i := which; i < len(cum); i++ {
-			cum[i]++
-		}
-		sum += v
-		count++
 	}
 	snapshot()
 	return h, clean
@@ -95,12 +102,18 @@ func FuzzIntervalFit(f *testing.F) {
 	f.Add([]byte{5, 0, 1, 1, 1, 2, 1, 0, 0, 0, 1, 3, 55, 0, 4, 1, 1, 5, 1})
 	f.Add([]byte{3, 1, 2, 1, 2, 3, 1, 3, 4, 1, 0, 0, 0, 0, 5, 39, 2, 200, 1})
 	f.Add([]byte("a series of bytes that reads as scrapes"))
+	// Played 64 and 24 times: a drifting e2e latency around 2.5 s, and a
+	// TTFT whose intervals straddle 0.06 s.
+	f.Add([]byte{6, 1, 5, 200, 1, 6, 30, 1, 6, 90, 1, 0, 0, 0, 7, 10, 1, 6, 250, 1, 5, 128, 1, 0, 0, 0})
+	f.Add([]byte{4, 0, 5, 250, 1, 5, 240, 1, 6, 10, 1, 6, 20, 1, 0, 0, 0, 5, 200, 1, 5, 220, 1, 0, 0, 0})
 	qs := []float64{0, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 0.999, 1}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if len(b) < 2 {
 			return
 		}
-		h, clean := fuzzSeries(b[1:], b[0]&1 == 1)
+		// Bit 0: hostile groups; bits 1–2: the groups played 1, 8, 24
+		// or 64 times.
+		h, clean := fuzzSeries(b[1:], b[0]&1 == 1, []int{1, 8, 24, 64}[b[0]>>1&3])
 		for _, other := range []interface {
 			Quantiles(HistogramSeries, []float64) []float64
 		}{AIPerfPolynomial{}, BucketLinear{}} {
