@@ -65,25 +65,28 @@ type endpointInfoJSON struct {
 	ConsecutiveFailures int    `json:"consecutive_failures,omitempty"`
 }
 
+// A statistic that overflowed (a gauge of 1e308 averaged, its squares
+// summed) is written null, never NaN: encoding/json refuses NaN and ±Inf,
+// and the whole file with them (f64).
 type gaugeStatsJSON struct {
-	Avg float64 `json:"avg"`
-	Min float64 `json:"min"`
-	Max float64 `json:"max"`
-	Std float64 `json:"std"`
-	P1  float64 `json:"p1"`
-	P5  float64 `json:"p5"`
-	P10 float64 `json:"p10"`
-	P25 float64 `json:"p25"`
-	P50 float64 `json:"p50"`
-	P75 float64 `json:"p75"`
-	P90 float64 `json:"p90"`
-	P95 float64 `json:"p95"`
-	P99 float64 `json:"p99"`
+	Avg *float64 `json:"avg"`
+	Min *float64 `json:"min"`
+	Max *float64 `json:"max"`
+	Std *float64 `json:"std"`
+	P1  *float64 `json:"p1"`
+	P5  *float64 `json:"p5"`
+	P10 *float64 `json:"p10"`
+	P25 *float64 `json:"p25"`
+	P50 *float64 `json:"p50"`
+	P75 *float64 `json:"p75"`
+	P90 *float64 `json:"p90"`
+	P95 *float64 `json:"p95"`
+	P99 *float64 `json:"p99"`
 }
 
 type counterStatsJSON struct {
-	Total   float64  `json:"total"`
-	Rate    float64  `json:"rate"`
+	Total   *float64 `json:"total"`
+	Rate    *float64 `json:"rate"`
 	RateAvg *float64 `json:"rate_avg,omitempty"`
 	RateMin *float64 `json:"rate_min,omitempty"`
 	RateMax *float64 `json:"rate_max,omitempty"`
@@ -91,7 +94,7 @@ type counterStatsJSON struct {
 }
 
 type histStatsJSON struct {
-	Count     float64  `json:"count"`
+	Count     *float64 `json:"count"`
 	Sum       *float64 `json:"sum,omitempty"`
 	Avg       *float64 `json:"avg,omitempty"`
 	CountRate *float64 `json:"count_rate,omitempty"`
@@ -261,15 +264,16 @@ func seriesToJSON(s servermetrics.SeriesStats, dur float64) seriesJSON {
 	switch {
 	case s.Gauge != nil:
 		g := s.Gauge
-		out.Stats = gaugeStatsJSON{Avg: g.Avg, Min: g.Min, Max: g.Max, Std: g.Std,
-			P1: g.P[0], P5: g.P[1], P10: g.P[2], P25: g.P[3], P50: g.P[4], P75: g.P[5], P90: g.P[6], P95: g.P[7], P99: g.P[8]}
+		out.Stats = gaugeStatsJSON{Avg: f64(g.Avg), Min: f64(g.Min), Max: f64(g.Max), Std: f64(g.Std),
+			P1: f64(g.P[0]), P5: f64(g.P[1]), P10: f64(g.P[2]), P25: f64(g.P[3]), P50: f64(g.P[4]),
+			P75: f64(g.P[5]), P90: f64(g.P[6]), P95: f64(g.P[7]), P99: f64(g.P[8])}
 		for _, sl := range s.Slices {
 			out.Timeslices = append(out.Timeslices, sliceJSON{StartNs: sl.StartNs, EndNs: sl.EndNs, IsComplete: incomplete(sl),
 				Avg: f64(sl.Avg), Min: f64(sl.Min), Max: f64(sl.Max)})
 		}
 	case s.Counter != nil:
 		c := s.Counter
-		cs := counterStatsJSON{Total: c.Total, Rate: c.Rate}
+		cs := counterStatsJSON{Total: f64(c.Total), Rate: f64(c.Rate)}
 		if r := c.SliceRates; r != nil {
 			cs.RateAvg, cs.RateMin, cs.RateMax, cs.RateStd = f64(r.Avg), f64(r.Min), f64(r.Max), f64(r.Std)
 		}
@@ -280,7 +284,7 @@ func seriesToJSON(s servermetrics.SeriesStats, dur float64) seriesJSON {
 		}
 	case s.Hist != nil:
 		h := s.Hist
-		hs := histStatsJSON{Count: h.Count}
+		hs := histStatsJSON{Count: f64(h.Count)}
 		if h.Count > 0 {
 			hs.Sum, hs.Avg = f64(h.Sum), f64(h.Sum/h.Count)
 			if dur > 0 {
@@ -293,9 +297,8 @@ func seriesToJSON(s servermetrics.SeriesStats, dur float64) seriesJSON {
 		out.Stats = hs
 		out.Buckets = &buckets{bounds: h.BoundText, counts: h.Buckets}
 		for _, sl := range s.Slices {
-			avg := sl.Avg
 			out.Timeslices = append(out.Timeslices, sliceJSON{StartNs: sl.StartNs, EndNs: sl.EndNs, IsComplete: incomplete(sl),
-				Count: &sl.Count, Sum: &sl.Sum, Avg: &avg, Buckets: &buckets{bounds: h.BoundText, counts: sl.Buckets}})
+				Count: f64(sl.Count), Sum: f64(sl.Sum), Avg: f64(sl.Avg), Buckets: &buckets{bounds: h.BoundText, counts: sl.Buckets}})
 		}
 	}
 	return out
