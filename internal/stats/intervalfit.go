@@ -82,13 +82,19 @@ func (IntervalFit) Quantiles(h HistogramSeries, qs []float64) []float64 {
 		// Non-negative observations adding up to 0 are all 0.
 		return make([]float64, len(qs))
 	}
-	b.fitSegments(h)
-	b.cluster = b.clusterMixtures(h)
-	b.batch = b.batchMixtures(h)
-	if len(b.segs) == 1 && b.batch == nil {
-		b.edges = newEdgePeaks(b)
-	}
+	b.fitAll(h)
 	return b.quantiles(qs)
+}
+
+// fitAll fits the buckets' means (steps 1 and 2) and chooses their laws'
+// families (step 3).
+func (m *bucketModel) fitAll(h HistogramSeries) {
+	m.fitSegments(h)
+	m.cluster = m.clusterMixtures(h)
+	m.batch = m.batchMixtures(h)
+	if len(m.segs) == 1 && m.batch == nil {
+		m.edges = newEdgePeaks(m)
+	}
 }
 
 // bucketModel holds the buckets with observations and their fitted means.
@@ -116,6 +122,8 @@ type bucketModel struct {
 	atom atom
 	// decoded are the series' usable intervals (intervals.go).
 	decoded *decodedIntervals
+	// laws are the buckets' laws, built as needed (law).
+	laws []*bucketMixture
 	// used is the number of intervals the last fit used.
 	used int
 	// wholeFit is the whole run's fit's information, for its means'
@@ -529,35 +537,40 @@ func (m *bucketModel) logDensitySlope(n []float64, j int) float64 {
 	return 0
 }
 
-// quantiles evaluates step 4.
-func (m *bucketModel) quantiles(qs []float64) []float64 {
-	// A bucket's shape is built when a percentile first needs it.
-	mix := make([]*bucketMixture, len(m.n))
-	shape := func(j int) *bucketMixture {
-		if mix[j] != nil {
-			return mix[j]
-		}
-		x := &bucketMixture{}
-		switch {
-		case m.batch != nil && m.batch[j] != nil:
-			x = m.batch[j]
-		case m.cluster != nil && m.cluster[j] != nil:
-			x = m.cluster[j]
-		case m.edges != nil:
-			x.add(newTwoMomentShape(m.lower[j], m.upper[j], m.mean[j], m.edges.variance(j)), 1)
-		default:
-			for _, sg := range m.segs {
-				if sg.n[j] > 0 {
-					x.add(newBucketShape(m.lower[j], m.upper[j], sg.mean[j]), sg.n[j])
-				}
-			}
-			if len(x.shapes) == 0 {
-				x.add(newBucketShape(m.lower[j], m.upper[j], m.mean[j]), 1)
-			}
-		}
-		mix[j] = x
-		return x
+// law is bucket j's distribution under the model (step 3), built when
+// first needed and kept.
+func (m *bucketModel) law(j int) *bucketMixture {
+	if m.laws == nil {
+		m.laws = make([]*bucketMixture, len(m.n))
 	}
+	if m.laws[j] != nil {
+		return m.laws[j]
+	}
+	x := &bucketMixture{}
+	switch {
+	case m.batch != nil && m.batch[j] != nil:
+		x = m.batch[j]
+	case m.cluster != nil && m.cluster[j] != nil:
+		x = m.cluster[j]
+	case m.edges != nil:
+		x.add(newTwoMomentShape(m.lower[j], m.upper[j], m.mean[j], m.edges.variance(j)), 1)
+	default:
+		for _, sg := range m.segs {
+			if sg.n[j] > 0 {
+				x.add(newBucketShape(m.lower[j], m.upper[j], sg.mean[j]), sg.n[j])
+			}
+		}
+		if len(x.shapes) == 0 {
+			x.add(newBucketShape(m.lower[j], m.upper[j], m.mean[j]), 1)
+		}
+	}
+	m.laws[j] = x
+	return x
+}
+
+// quantiles evaluates step 4: a bucket's law is built when a percentile
+// first needs it.
+func (m *bucketModel) quantiles(qs []float64) []float64 {
 	// value is the k-th order statistic (0-based) of the implied sample,
 	// the atom's first.
 	value := func(k float64) float64 {
@@ -572,7 +585,7 @@ func (m *bucketModel) quantiles(qs []float64) []float64 {
 					return m.mean[j] // a lone observation is its bucket's mean
 				}
 				f := (math.Min(math.Max(k-before, 0), n-1) + 0.5) / n
-				return shape(j).quantile(f)
+				return m.law(j).quantile(f)
 			}
 			before += n
 		}
