@@ -61,6 +61,10 @@ type Options struct {
 	// search's SLA verdicts). request_error_rate keeps 100 per failed
 	// request and 0 per success; good_request_fraction 1 or 0 per success.
 	Samples []string
+	// HistogramEstimator, when set, estimates the server histograms'
+	// percentiles instead of --histogram-estimator's (a caller's own, or
+	// one that records what it was asked).
+	HistogramEstimator servermetrics.Estimator
 }
 
 // Result is what a finished run produced.
@@ -134,7 +138,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	sm, gpu, err := startScrapes(ctx, p, targets, gpuURLs, dir, clock, opts.Log)
+	sm, gpu, err := startScrapes(ctx, p, targets, gpuURLs, dir, clock, opts.Log, opts.HistogramEstimator)
 	if err != nil {
 		_ = records.Close()
 		return nil, err

@@ -7,13 +7,15 @@ import (
 
 	"github.com/llmbench/llmbench/internal/config"
 	"github.com/llmbench/llmbench/internal/record"
+	"github.com/llmbench/llmbench/internal/servermetrics"
 )
 
 // startScrapes prepares server metrics and GPU telemetry, then starts both
 // at once: their baseline scrapes run side by side, so a slow endpoint of
-// one does not add to the other's. Either is nil when it is off.
-func startScrapes(ctx context.Context, p config.Profile, targets []target, gpuURLs []string, dir string, clock record.Clock, log io.Writer) (*serverMetrics, *gpuTelemetry, error) {
-	sm, err := newServerMetrics(p, targets, dir, clock, log)
+// one does not add to the other's. Either is nil when it is off. est, when
+// set, replaces --histogram-estimator's.
+func startScrapes(ctx context.Context, p config.Profile, targets []target, gpuURLs []string, dir string, clock record.Clock, log io.Writer, est servermetrics.Estimator) (*serverMetrics, *gpuTelemetry, error) {
+	sm, err := newServerMetrics(p, targets, dir, clock, log, est)
 	if err != nil {
 		return nil, nil, err
 	}

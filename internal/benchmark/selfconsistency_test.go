@@ -57,6 +57,15 @@ func TestServerHistogramsAgreeWithClient(t *testing.T) {
 	// request the client sees (its queue, its prefill, a token) would leave
 	// out more.
 	const maxNetworkFloor = 0.005
+	// spreadFactor: a logged shape's estimate must still lie within the
+	// 2 % and this many times the estimator's own root-mean-square error
+	// on data like the run's (stats.IntervalFit.ErrorSpread, a parametric
+	// bootstrap of the run's histogram): what the data leave open excuses
+	// a miss, a regression beyond it is not excused. The bootstrap takes
+	// the fitted laws as the truth, so it misses what they get wrong, and
+	// its errors are skewed (a variance identified or not moves a flank's
+	// p99 by 10 %): the factor is wide.
+	const spreadFactor = 4.0
 	// asserted: the estimator meets the 2 % on this shape and must keep
 	// it. The other shapes are the target, not met yet: their
 	// errors are logged ("NOT MET", go test -v) with the sample's own
@@ -64,7 +73,9 @@ func TestServerHistogramsAgreeWithClient(t *testing.T) {
 	// in docs/artifacts.md (Histogram percentiles); the server's own timing
 	// is asserted on every shape, and so is the estimate's lying in the
 	// buckets that hold the exact percentile's order statistics
-	// (bucketRange), which no estimate from these counts may leave.
+	// (bucketRange), which no estimate from these counts may leave, and,
+	// on the logged shapes, within the 2 % plus spreadFactor times the
+	// estimator's error spread on data like the run's.
 	//
 	// The shapes other than the README's are sized (128 to 800 requests,
 	// at 16 or 32 clients so that each runs 10–20 s) for their
@@ -112,8 +123,8 @@ func TestServerHistogramsAgreeWithClient(t *testing.T) {
 						// Less the median share instead, the client's
 						// percentile would be client − median: logged to
 						// show what the host's stalls do to it.
-						t.Logf("client %.3f ms, server exact %.3f ms (network share %.3f ms), estimate %.3f ms: %+.2f %% (%+.2f %% against the client's less the median share)",
-							1e3*client, 1e3*exact, 1e3*(client-exact), 1e3*est, 100*(est-exact)/exact, 100*(est-(client-median))/(client-median))
+						t.Logf("client %.3f ms, server exact %.3f ms (network share %.3f ms), estimate %.3f ms: %+.2f %% (%+.2f %% against the client's less the median share; the estimator's error spread given these data ±%.1f %%)",
+							1e3*client, 1e3*exact, 1e3*(client-exact), 1e3*est, 100*(est-exact)/exact, 100*(est-(client-median))/(client-median), 100*m.spread[i])
 						// On every shape, met or not: the estimate lies
 						// in the buckets that hold the percentile's order
 						// statistics, the only values the counts allow.
@@ -121,13 +132,17 @@ func TestServerHistogramsAgreeWithClient(t *testing.T) {
 							t.Errorf("estimate %.3f ms outside (%.3f, %.3f] ms, the buckets that hold the server's exact order statistics at this percentile", 1e3*est, 1e3*m.floor[i], 1e3*m.ceiling[i])
 						}
 						lo, hi := m.lo[i], m.hi[i]
-						if math.IsNaN(est) || est < lo*(1-tolerance) || est > hi*(1+tolerance) {
+						within := func(tol float64) bool { return est >= lo*(1-tol) && est <= hi*(1+tol) }
+						if !within(tolerance) {
 							msg := fmt.Sprintf("estimate %.3f ms, want within %g %% of the client's %.3f ms less the network's share %.3f ms = %.3f ms (of %.3f–%.3f ms, the server's exact percentiles half an observation either side)",
 								1e3*est, 100*tolerance, 1e3*client, 1e3*(client-exact), 1e3*exact, 1e3*lo, 1e3*hi)
-							msg += fmt.Sprintf("; the sample's own spread at this percentile given its bucket counts is ±%.1f %%", 100*m.noise[i])
-							if sh.asserted {
+							msg += fmt.Sprintf("; the sample's own spread at this percentile given its bucket counts is ±%.1f %%, the estimator's error spread given these data ±%.1f %% (RMS)", 100*m.noise[i], 100*m.spread[i])
+							switch {
+							case sh.asserted:
 								t.Error(msg)
-							} else {
+							case !within(tolerance + spreadFactor*m.spread[i]):
+								t.Errorf("%s: beyond the 2 %% and %g times the estimator's error spread given these data, where it never fell", msg, spreadFactor)
+							default:
 								t.Log("NOT MET (the issue's target, logged): " + msg)
 							}
 						}
@@ -153,6 +168,9 @@ type latencies struct {
 	// noise is the sample's own chance spread at each percentile given its
 	// bucket counts, relative (bucketNoise).
 	noise []float64
+	// spread is the estimator's root-mean-square relative error at each
+	// percentile on data like the run's (stats.IntervalFit.ErrorSpread).
+	spread []float64
 	// floor and ceiling bound what the histogram allows at each
 	// percentile (bucketRange).
 	floor, ceiling []float64
@@ -184,7 +202,8 @@ func measureShape(t *testing.T, args []string) []*latencies {
 		defer mu.Unlock()
 		observed[o.RequestID] = o
 	}
-	res, err := Run(context.Background(), Options{Profile: p, Mock: mock, Version: "test"})
+	rec := &recordingEstimator{}
+	res, err := Run(context.Background(), Options{Profile: p, Mock: mock, Version: "test", HistogramEstimator: rec})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,8 +264,10 @@ func measureShape(t *testing.T, args []string) []*latencies {
 		slices.Sort(client[k])
 		slices.Sort(server[k])
 		slices.Sort(m.share)
-		est, bounds := estimates(t, res, name, len(m.share))
-		for _, p := range []float64{50, 90, 99} {
+		est, bounds, series := estimates(t, res, rec, name, len(m.share))
+		spread := stats.IntervalFit{}.ErrorSpread(series, []float64{0.5, 0.9, 0.99}, 40, 1)
+		for i, p := range []float64{50, 90, 99} {
+			m.spread = append(m.spread, spread[i])
 			m.percentiles = append(m.percentiles, p)
 			m.client = append(m.client, stats.PercentileSorted(client[k], p))
 			m.server = append(m.server, stats.PercentileSorted(server[k], p))
@@ -264,8 +285,9 @@ func measureShape(t *testing.T, args []string) []*latencies {
 }
 
 // estimates are the server's percentile estimates of histogram name, by
-// percentile, from exactly the n observations of the run.
-func estimates(t *testing.T, res *Result, name string, n int) (map[float64]float64, []float64) {
+// percentile, from exactly the n observations of the run, its bounds, and
+// the series the estimator was given for it.
+func estimates(t *testing.T, res *Result, rec *recordingEstimator, name string, n int) (map[float64]float64, []float64, stats.HistogramSeries) {
 	t.Helper()
 	for _, m := range res.ServerMetrics {
 		if m.Name != name {
@@ -274,17 +296,59 @@ func estimates(t *testing.T, res *Result, name string, n int) (map[float64]float
 		if len(m.Series) != 1 || m.Series[0].Hist == nil {
 			t.Fatalf("%s: want one histogram series, got %d", name, len(m.Series))
 		}
-		if h := m.Series[0].Hist; int(h.Count) != n {
+		h := m.Series[0].Hist
+		if int(h.Count) != n {
 			t.Errorf("%s counts %v observations over the run, the client %d requests", name, h.Count, n)
 		}
 		out := map[float64]float64{}
 		for i, p := range stats.Percentiles {
-			out[p] = m.Series[0].Hist.Estimates[i]
+			out[p] = h.Estimates[i]
 		}
-		return out, m.Series[0].Hist.Bounds
+		series, ok := rec.asked(h.Estimates[:])
+		if !ok {
+			t.Fatalf("%s: the estimator was never asked for the series it answered %v", name, h.Estimates)
+		}
+		return out, h.Bounds, series
 	}
 	t.Fatalf("no %s among the server metrics", name)
-	return nil, nil
+	return nil, nil, stats.HistogramSeries{}
+}
+
+// recordingEstimator is interval-fit, keeping a copy of every series it is
+// given with its answer.
+type recordingEstimator struct {
+	mu    sync.Mutex
+	calls []recordedEstimate
+}
+
+type recordedEstimate struct {
+	series    stats.HistogramSeries
+	estimates []float64
+}
+
+func (r *recordingEstimator) Quantiles(h stats.HistogramSeries, qs []float64) []float64 {
+	e := stats.IntervalFit{}.Quantiles(h, qs)
+	// The store decodes a series into buffers it reuses for the next.
+	c := stats.HistogramSeries{Bounds: slices.Clone(h.Bounds), Sum: slices.Clone(h.Sum), Count: slices.Clone(h.Count)}
+	for _, row := range h.Buckets {
+		c.Buckets = append(c.Buckets, slices.Clone(row))
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.calls = append(r.calls, recordedEstimate{c, slices.Clone(e)})
+	return e
+}
+
+// asked is the series whose answer was est.
+func (r *recordingEstimator) asked(est []float64) (stats.HistogramSeries, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, c := range r.calls {
+		if slices.EqualFunc(c.estimates, est, func(a, b float64) bool { return a == b || (math.IsNaN(a) && math.IsNaN(b)) }) {
+			return c.series, true
+		}
+	}
+	return stats.HistogramSeries{}, false
 }
 
 // bucketNoise is how far the sample's own p-th percentile moves by chance

@@ -28,12 +28,13 @@ type serverMetrics struct {
 	jsonl     *export.ScrapeWriter
 	jsonlErr  error
 	log       io.Writer
+	estimator servermetrics.Estimator
 }
 
 // newServerMetrics prepares the scraping of every --url server's /metrics
 // and every --server-metrics endpoint (startScrapes starts it). It returns
 // nil when collection is off.
-func newServerMetrics(p config.Profile, targets []target, dir string, clock record.Clock, log io.Writer) (*serverMetrics, error) {
+func newServerMetrics(p config.Profile, targets []target, dir string, clock record.Clock, log io.Writer, est servermetrics.Estimator) (*serverMetrics, error) {
 	cfg := p.ServerMetrics
 	if cfg.Disabled || !p.Shard.Scrapes() {
 		return nil, nil // off, or another shard scrapes
@@ -60,7 +61,10 @@ func newServerMetrics(p config.Profile, targets []target, dir string, clock reco
 		}
 	}
 	maps.Copy(users, cfg.Users)
-	sm := &serverMetrics{cfg: cfg, names: export.ServerMetricsFiles(p.Output.ExportPrefix), store: servermetrics.NewStore(), log: log}
+	if est == nil {
+		est = estimatorNamed(cfg.HistogramEstimator)
+	}
+	sm := &serverMetrics{cfg: cfg, names: export.ServerMetricsFiles(p.Output.ExportPrefix), store: servermetrics.NewStore(), log: log, estimator: est}
 	if cfg.HasFormat(config.FormatJSONL) {
 		w, err := export.NewScrapeWriter(dir, sm.names("jsonl"))
 		if err != nil {
@@ -168,7 +172,7 @@ func (sm *serverMetrics) export(dir string, win *window, base export.ServerMetri
 		// The files are still written, with their summaries and no metrics.
 		store = servermetrics.NewStore()
 	}
-	base.Metrics = store.Aggregate(w, estimatorNamed(sm.cfg.HistogramEstimator))
+	base.Metrics = store.Aggregate(w, sm.estimator)
 	warnResets(sm.log, base.Metrics, w.ClampResets)
 	warnEstimateFailures(sm.log, base.Metrics)
 	base.Window, base.Start, base.End = w, start, end
