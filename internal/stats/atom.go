@@ -29,8 +29,10 @@ func (a atom) everywhere(qs []float64) []float64 {
 // splitAtom returns h without the observations of a first bucket of no
 // width (first bound ≤ 0) and those observations, or h unchanged and no
 // atom. Every scrape's counts, sum and bucket counts lose that bucket's
-// cumulative count (at the bound's value, in the sum), so counter resets
-// and torn reads stay as they were.
+// cumulative count (at the bound's value, in the sum). A scrape where that
+// count went down (a reset, a torn read) would hide the fall in the other
+// buckets once each is taken less it: its sum is made NaN, so that the
+// intervals either side of it are left out as they would have been.
 func splitAtom(h HistogramSeries) (HistogramSeries, atom) {
 	n := h.Scrapes()
 	if n == 0 || len(h.Bounds) < 2 || !(h.Bounds[0] <= 0) || len(h.Buckets) != n || len(h.Sum) != n {
@@ -55,6 +57,9 @@ func splitAtom(h HistogramSeries) (HistogramSeries, atom) {
 		rest.Buckets[t] = moved
 		rest.Sum[t] = h.Sum[t] - first*a.at
 		rest.Count[t] = h.Count[t] - first
+		if t > 0 && !(first >= h.Buckets[t-1][0]) {
+			rest.Sum[t] = math.NaN()
+		}
 	}
 	return rest, a
 }

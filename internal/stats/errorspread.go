@@ -32,7 +32,8 @@ const maxErrorSpreadObservations = 100_000
 // ErrorSpread is the root mean square, over replicates, of interval-fit's
 // relative error at each quantile in qs on series like h (see above),
 // seeded by seed; NaN where h has no estimate, holds an atom (a first
-// bucket of no width) or more than 100,000 observations.
+// bucket of no width) or more than 100,000 observations in its usable
+// intervals.
 func (IntervalFit) ErrorSpread(h HistogramSeries, qs []float64, replicates int, seed uint64) []float64 {
 	out := nanQuantiles(qs)
 	if _, atom := splitAtom(h); atom.n > 0 || replicates < 1 {
@@ -40,7 +41,7 @@ func (IntervalFit) ErrorSpread(h HistogramSeries, qs []float64, replicates int, 
 	}
 	count, sum, cumulative := h.Totals()
 	m, ok := newBucketModel(h.Bounds, cumulative, count, sum)
-	if !ok || m.total > maxErrorSpreadObservations {
+	if !ok {
 		return out
 	}
 	if sum == 0 && m.lower[0] >= 0 {
@@ -48,6 +49,15 @@ func (IntervalFit) ErrorSpread(h HistogramSeries, qs []float64, replicates int, 
 	}
 	m.fitAll(h)
 	d := m.decode(h)
+	// What a replicate draws: the usable intervals' observations, which a
+	// series with resets may hold far more of than its totals.
+	drawn := 0.0
+	for _, c := range d.cells {
+		drawn += math.Round(c.n)
+	}
+	if drawn > maxErrorSpreadObservations {
+		return out
+	}
 	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
 	squares := make([]float64, len(qs))
 	used := 0
@@ -107,7 +117,8 @@ func (m *bucketModel) replicate(bounds []float64, d *decodedIntervals, rng *rand
 	sum, count := 0.0, 0.0
 	for i := range d.t {
 		for _, c := range d.cells[d.off[i]:d.off[i+1]] {
-			for range int(c.n) {
+			k := math.Round(c.n) // whole observations, drawn and counted alike
+			for range int(k) {
 				v := m.mean[c.j] // a lone observation is its bucket's mean
 				if m.n[c.j] > 1 {
 					v = m.law(c.j).quantile(rng.Float64())
@@ -116,9 +127,9 @@ func (m *bucketModel) replicate(bounds []float64, d *decodedIntervals, rng *rand
 				sum += v
 			}
 			for b := m.index[c.j]; b < len(cum); b++ {
-				cum[b] += c.n
+				cum[b] += k
 			}
-			count += c.n
+			count += k
 		}
 		h.Buckets = append(h.Buckets, slices.Clone(cum))
 		h.Sum = append(h.Sum, sum)

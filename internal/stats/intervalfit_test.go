@@ -101,28 +101,35 @@ func TestIntervalFitLearnsWithoutSingleBucketIntervals(t *testing.T) {
 // TestIntervalFitLeavesImpossibleSums: the sum was read 4,000 ahead of
 // the buckets at one scrape, so one interval sums to more than its
 // buckets' upper bounds allow and the next to less than their lower
-// bounds do. Those two intervals carry nothing; the other four, exact,
-// give the means 0.8 and 1.3 back. Fitted with them, the means moved.
+// bounds do; or that scrape's count is NaN. Either way those two
+// intervals carry nothing; the other four, exact, give the means 0.8 and
+// 1.3 back. Fitted with them, the means moved.
 func TestIntervalFitLeavesImpossibleSums(t *testing.T) {
 	inf := math.Inf(1)
-	h := HistogramSeries{Bounds: []float64{1, 2, inf}, Buckets: [][]float64{{0, 0, 0}}, Sum: []float64{0}, Count: []float64{0}}
-	var a, b float64
-	for _, mix := range [][2]float64{{3000, 1000}, {1000, 3000}, {2000, 2000}, {4000, 1000}, {1000, 4000}, {3000, 3000}} {
-		a, b = a+mix[0], b+mix[1]
-		h.Buckets = append(h.Buckets, []float64{a, a + b, a + b})
-		h.Sum = append(h.Sum, 0.8*a+1.3*b)
-		h.Count = append(h.Count, a+b)
-	}
-	// Scrape 3 closes the (2000, 2000) interval: 4,200, at most 6,000;
-	// the (4000, 1000) one after it sums to 4,500, at least 1,000.
-	h.Sum[3] += 4000 // 8,200 > 6,000, and then 500 < 1,000
-	m, _ := newBucketModel(h.Bounds, h.Buckets[len(h.Buckets)-1], a+b, 0.8*a+1.3*b)
-	m.fitSegments(h)
-	if m.used != 4 {
-		t.Errorf("the fit used %d intervals, want the 4 possible ones", m.used)
-	}
-	if math.Abs(m.mean[0]-0.8) > 1e-6 || math.Abs(m.mean[1]-1.3) > 1e-6 {
-		t.Errorf("fitted means %v, want 0.8 and 1.3", m.mean)
+	for name, spoil := range map[string]func(h *HistogramSeries){
+		// Scrape 3 closes the (2000, 2000) interval: 4,200, at most
+		// 6,000; the (4000, 1000) one after it sums to 4,500, at least
+		// 1,000.
+		"sum read ahead": func(h *HistogramSeries) { h.Sum[3] += 4000 }, // 8,200 > 6,000, and then 500 < 1,000
+		"NaN count":      func(h *HistogramSeries) { h.Count[3] = math.NaN() },
+	} {
+		h := HistogramSeries{Bounds: []float64{1, 2, inf}, Buckets: [][]float64{{0, 0, 0}}, Sum: []float64{0}, Count: []float64{0}}
+		var a, b float64
+		for _, mix := range [][2]float64{{3000, 1000}, {1000, 3000}, {2000, 2000}, {4000, 1000}, {1000, 4000}, {3000, 3000}} {
+			a, b = a+mix[0], b+mix[1]
+			h.Buckets = append(h.Buckets, []float64{a, a + b, a + b})
+			h.Sum = append(h.Sum, 0.8*a+1.3*b)
+			h.Count = append(h.Count, a+b)
+		}
+		spoil(&h)
+		m, _ := newBucketModel(h.Bounds, h.Buckets[len(h.Buckets)-1], a+b, 0.8*a+1.3*b)
+		m.fitSegments(h)
+		if m.used != 4 {
+			t.Errorf("%s: the fit used %d intervals, want the 4 possible ones", name, m.used)
+		}
+		if math.Abs(m.mean[0]-0.8) > 1e-6 || math.Abs(m.mean[1]-1.3) > 1e-6 {
+			t.Errorf("%s: fitted means %v, want 0.8 and 1.3", name, m.mean)
+		}
 	}
 }
 

@@ -47,7 +47,9 @@ func (m *bucketModel) intervals(h HistogramSeries, from, to int, fn func(ds floa
 }
 
 // decode returns h's usable intervals, decoded on the model's first pass
-// over h.
+// over h. A model is made for one series and fitted to it once: the
+// intervals are kept for as long as that series is the one asked about
+// (its sums' storage and length), and must not be edited in between.
 func (m *bucketModel) decode(h HistogramSeries) *decodedIntervals {
 	n := h.Scrapes()
 	var of *float64
@@ -76,7 +78,7 @@ func (m *bucketModel) decode(h HistogramSeries) *decodedIntervals {
 	for t := 1; t < n; t++ {
 		ds := h.Sum[t] - h.Sum[t-1]
 		dc := h.Count[t] - h.Count[t-1]
-		if dc <= 0 || !(math.Abs(ds) <= maxMagnitude) {
+		if !(dc > 0) || !(math.Abs(ds) <= maxMagnitude) {
 			continue
 		}
 		start := len(d.cells)
@@ -100,7 +102,7 @@ func (m *bucketModel) decode(h HistogramSeries) *decodedIntervals {
 		}
 		// The cumulative sums' own rounding, relative to their size.
 		slack := 1e-9 * (math.Abs(h.Sum[t]) + math.Abs(h.Sum[t-1]))
-		if !ok || !(seen > 0) || math.Abs(seen-dc) > 0.5 || ds < least-slack || ds > most+slack {
+		if !ok || !(seen > 0) || !(math.Abs(seen-dc) <= 0.5) || !(ds >= least-slack && ds <= most+slack) {
 			d.cells = d.cells[:start]
 			continue
 		}
