@@ -206,7 +206,7 @@ func (m *bucketModel) batchCandidates(h HistogramSeries) (ivs []batchInterval, l
 	}
 	for _, sg := range m.segs {
 		m.intervals(h, sg.from, sg.to, func(ds float64, cells []cell) {
-			iv := batchInterval{ds: ds, cells: append([]cell(nil), cells...)}
+			iv := batchInterval{ds: ds, cells: cells} // the model's own, kept as decoded
 			for _, c := range cells {
 				iv.n += c.n
 			}

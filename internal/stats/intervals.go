@@ -32,7 +32,8 @@ type decodedIntervals struct {
 }
 
 // intervals calls fn for every usable scrape interval in from..to with its
-// sum and its per-bucket counts (fn must not keep or change them).
+// sum and its per-bucket counts (decoded once for the model: fn must not
+// change them, and may keep them as long as the model).
 // Intervals with nothing new, a reset, a torn read (bucket counts that
 // disagree with the count, or a sum that their buckets' bounds cannot add
 // up to) or counts in a bucket the totals have none in are skipped: they
