@@ -241,6 +241,9 @@ func main() {
 	// errs[estimator][percentile] per case, averaged over seeds.
 	errs := make([][][]float64, len(estimators)) // [est][case][pct]
 	outside := make([]int, len(estimators))
+	// beyondSums counts the estimates outside what the counts and every
+	// interval's sum allow (stats.AllowedRange), a narrower range.
+	beyondSums := make([]int, len(estimators))
 	for e := range estimators {
 		errs[e] = make([][]float64, len(cases))
 		for c := range cases {
@@ -264,8 +267,17 @@ func main() {
 				oracleErrs[c][k] += math.Abs(got-exact) / math.Max(math.Abs(exact), bc.buckets[0]) / float64(*seeds)
 			}
 			for e, est := range estimators {
-				h := histogramStats(store, est.est, first, last)
+				seen := &seriesKeeper{inner: est.est}
+				h := histogramStats(store, seen, first, last)
+				qs := make([]float64, len(reported))
 				for k, rp := range reported {
+					qs[k] = rp.p / 100
+				}
+				least, most := stats.AllowedRange(seen.series, qs)
+				for k, rp := range reported {
+					if got := h.Estimates[rp.index]; !(got >= least[k] && got <= most[k]) {
+						beyondSums[e]++
+					}
 					exact := stats.PercentileSorted(sorted, rp.p)
 					got := h.Estimates[rp.index]
 					err := math.Abs(got-exact) / math.Max(math.Abs(exact), bc.buckets[0])
@@ -328,7 +340,7 @@ func main() {
 	tw.Flush()
 	fmt.Println()
 	for e, est := range estimators {
-		fmt.Printf("%s: %d estimates outside the range the bucket counts allow\n", est.name, outside[e])
+		fmt.Printf("%s: %d estimates outside the range the bucket counts allow, %d outside what the counts and every interval's sum allow\n", est.name, outside[e], beyondSums[e])
 	}
 	fmt.Println("floor: an oracle that knows each case's own law inside every bucket (from", lawDraws, "further draws)")
 	fmt.Println("and places the run's bucket counts by it: the best any within-bucket shape can do from the counts;")
@@ -396,6 +408,22 @@ func histogramStats(store *servermetrics.Store, est servermetrics.Estimator, fir
 		}
 	}
 	panic("no histogram aggregated")
+}
+
+// seriesKeeper is an estimator that keeps a copy of the last series it
+// was given.
+type seriesKeeper struct {
+	inner  servermetrics.Estimator
+	series stats.HistogramSeries
+}
+
+func (k *seriesKeeper) Quantiles(h stats.HistogramSeries, qs []float64) []float64 {
+	// The store reuses its buffers for the next series.
+	k.series = stats.HistogramSeries{Bounds: slices.Clone(h.Bounds), Sum: slices.Clone(h.Sum), Count: slices.Clone(h.Count)}
+	for _, row := range h.Buckets {
+		k.series.Buckets = append(k.series.Buckets, slices.Clone(row))
+	}
+	return k.inner.Quantiles(h, qs)
 }
 
 // allowed is the range the bucket counts allow for percentile p: from the

@@ -131,12 +131,23 @@ func TestServerHistogramsAgreeWithClient(t *testing.T) {
 						if !(est >= m.floor[i] && est <= m.ceiling[i]) {
 							t.Errorf("estimate %.3f ms outside (%.3f, %.3f] ms, the buckets that hold the server's exact order statistics at this percentile", 1e3*est, 1e3*m.floor[i], 1e3*m.ceiling[i])
 						}
+						// The range the counts and every interval's sum
+						// allow (stats.AllowedRange) holds what the server
+						// really observed, and the estimate.
+						least, most := m.least[i], m.most[i]
+						t.Logf("the histogram's counts and sums allow %.3f–%.3f ms (%+.1f %% to %+.1f %% of the exact)", 1e3*least, 1e3*most, 100*(least-exact)/exact, 100*(most-exact)/exact)
+						if slack := 1e-9 * exact; !(exact >= least-slack && exact <= most+slack) {
+							t.Errorf("the server's exact %.6f ms lies outside the %.6f–%.6f ms its histogram's counts and sums allow", 1e3*exact, 1e3*least, 1e3*most)
+						}
+						if !(est >= least && est <= most) {
+							t.Errorf("estimate %.3f ms outside the %.3f–%.3f ms the histogram's counts and sums allow", 1e3*est, 1e3*least, 1e3*most)
+						}
 						lo, hi := m.lo[i], m.hi[i]
 						within := func(tol float64) bool { return est >= lo*(1-tol) && est <= hi*(1+tol) }
 						if !within(tolerance) {
 							msg := fmt.Sprintf("estimate %.3f ms, want within %g %% of the client's %.3f ms less the network's share %.3f ms = %.3f ms (of %.3f–%.3f ms, the server's exact percentiles half an observation either side)",
 								1e3*est, 100*tolerance, 1e3*client, 1e3*(client-exact), 1e3*exact, 1e3*lo, 1e3*hi)
-							msg += fmt.Sprintf("; the sample's own spread at this percentile given its bucket counts is ±%.1f %%, the estimator's error spread given these data ±%.1f %% (RMS)", 100*m.noise[i], 100*m.spread[i])
+							msg += fmt.Sprintf("; the sample's own spread at this percentile given its bucket counts is ±%.1f %%, the estimator's error spread given these data ±%.1f %% (RMS), and the data allow anything from %+.1f %% to %+.1f %%", 100*m.noise[i], 100*m.spread[i], 100*(least-exact)/exact, 100*(most-exact)/exact)
 							switch {
 							case sh.asserted:
 								t.Error(msg)
@@ -171,10 +182,11 @@ type latencies struct {
 	// spread is the estimator's root-mean-square relative error at each
 	// percentile on data like the run's (stats.IntervalFit.ErrorSpread).
 	spread []float64
-	// floor and ceiling bound what the histogram allows at each
-	// percentile (bucketRange).
-	floor, ceiling []float64
-	share          []float64
+	// floor and ceiling bound what the histogram's counts allow at each
+	// percentile (bucketRange), least and most what its counts and sums
+	// do (stats.AllowedRange).
+	floor, ceiling, least, most []float64
+	share                       []float64
 }
 
 // measureShape runs llmbench profile --mock with args and returns the time
@@ -266,6 +278,7 @@ func measureShape(t *testing.T, args []string) []*latencies {
 		slices.Sort(m.share)
 		est, bounds, series := estimates(t, res, rec, name, len(m.share))
 		spread := stats.IntervalFit{}.ErrorSpread(series, []float64{0.5, 0.9, 0.99}, 40, 1)
+		m.least, m.most = stats.AllowedRange(series, []float64{0.5, 0.9, 0.99})
 		for i, p := range []float64{50, 90, 99} {
 			m.spread = append(m.spread, spread[i])
 			m.percentiles = append(m.percentiles, p)

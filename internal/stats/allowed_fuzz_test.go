@@ -8,7 +8,8 @@ import (
 
 // FuzzAllowedRange builds a sample from arbitrary bytes, its observations
 // arriving in intervals as a server's would, and checks that its exact
-// percentiles lie in the range its series allows. b[0] picks the layout (those with a negative first bound
+// percentiles lie in the range its series allows, and interval-fit's
+// estimates too. b[0] picks the layout (those with a negative first bound
 // left out: the range takes nothing below min(0, first bound)); each
 // 2-byte group then either closes an interval or observes a value in a
 // chosen bucket at a chosen place (its bounds included); the groups are
@@ -65,11 +66,15 @@ func FuzzAllowedRange(f *testing.F) {
 		h := seriesOf(bounds, intervals)
 		qs := []float64{0, 0.01, 0.25, 0.5, 0.9, 0.99, 1}
 		least, most := AllowedRange(h, qs)
+		est := IntervalFit{}.Quantiles(h, qs)
 		for i, q := range qs {
 			exact := PercentileSorted(all, 100*q)
 			tol := 1e-9 * math.Max(math.Abs(exact), 1)
 			if !(least[i] <= exact+tol && exact <= most[i]+tol) {
 				t.Fatalf("q %g: exact %.15g outside the allowed [%.15g, %.15g]", q, exact, least[i], most[i])
+			}
+			if !math.IsNaN(est[i]) && !(est[i] >= least[i] && est[i] <= most[i]) {
+				t.Fatalf("q %g: interval-fit %.15g outside the allowed [%.15g, %.15g]", q, est[i], least[i], most[i])
 			}
 		}
 	})

@@ -125,7 +125,8 @@ func TestAllowedRangeWithoutIntervals(t *testing.T) {
 }
 
 // TestAllowedRangeHoldsTheSample: whatever the sample, its exact
-// percentiles lie in the range its series allows.
+// percentiles lie in the range its series allows, which lies in the
+// buckets its counts allow; and interval-fit's estimates lie in it too.
 func TestAllowedRangeHoldsTheSample(t *testing.T) {
 	qs := []float64{0, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 0.999, 1}
 	rng := rand.New(rand.NewPCG(31, 7))
@@ -157,11 +158,15 @@ func TestAllowedRangeHoldsTheSample(t *testing.T) {
 		slices.Sort(all)
 		h := seriesOf(bounds, intervals)
 		least, most := AllowedRange(h, qs)
+		est := IntervalFit{}.Quantiles(h, qs)
 		for i, q := range qs {
 			exact := PercentileSorted(all, 100*q)
 			tol := 1e-9 * math.Max(math.Abs(exact), 1)
 			if !(least[i] <= exact+tol && exact <= most[i]+tol) {
 				t.Fatalf("trial %d (%d in intervals of up to %d): q %g exact %.12g outside the allowed [%.12g, %.12g]", trial, n, perInterval, q, exact, least[i], most[i])
+			}
+			if !(est[i] >= least[i] && est[i] <= most[i]) {
+				t.Errorf("trial %d: q %g interval-fit %.12g outside the allowed [%.12g, %.12g]", trial, q, est[i], least[i], most[i])
 			}
 		}
 	}

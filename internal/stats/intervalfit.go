@@ -2,6 +2,7 @@ package stats
 
 import (
 	"math"
+	"slices"
 )
 
 // IntervalFit is llmbench's histogram percentile estimator. Bucket counts
@@ -58,6 +59,11 @@ import (
 //     at the two order statistics a percentile needs, so counts in the
 //     millions cost nothing. Each estimate therefore lies in the bucket(s)
 //     that must hold those order statistics, and is monotone in p.
+//  5. Each order statistic is then held within what the counts and sums
+//     allow it (allowed.go): a law fitted to a bucket's many intervals
+//     can put its largest observation below what one interval's sum
+//     shows it reached (integers 0 to 6 in (1, +Inf]: p99 2.93 where the
+//     sums show at least 3).
 type IntervalFit struct{}
 
 // priorWeight is the default pseudo-observation count pulling a bucket's
@@ -68,6 +74,7 @@ const priorWeight = 1.0
 // Quantiles implements the estimator; NaN where nothing can be said (no
 // observations, an inconsistent series, or only a +Inf bucket).
 func (IntervalFit) Quantiles(h HistogramSeries, qs []float64) []float64 {
+	whole := h
 	h, atom := splitAtom(h)
 	count, sum, cumulative := h.Totals()
 	if count <= 0 && atom.n > 0 {
@@ -83,6 +90,18 @@ func (IntervalFit) Quantiles(h HistogramSeries, qs []float64) []float64 {
 		return make([]float64, len(qs))
 	}
 	b.fitAll(h)
+	// What the data allow each order statistic: on the whole series,
+	// whose model is b's unless an atom was set aside.
+	allowed := b
+	if atom.n > 0 {
+		wholeCount, wholeSum, wholeCumulative := whole.Totals()
+		if allowed, ok = newBucketModel(whole.Bounds, wholeCumulative, wholeCount, wholeSum); !ok {
+			allowed = nil
+		}
+	}
+	if allowed != nil {
+		b.allowed = allowed.orderBounds(whole)
+	}
 	return b.quantiles(qs)
 }
 
@@ -124,6 +143,9 @@ type bucketModel struct {
 	decoded *decodedIntervals
 	// laws are the buckets' laws, built as needed (law).
 	laws []*bucketMixture
+	// allowed, where set, bounds each order statistic of the whole series
+	// (the atom's included) by what its counts and sums allow.
+	allowed *orderBounds
 	// used is the number of intervals the last fit used.
 	used int
 	// wholeFit is the whole run's fit's information, for its means'
@@ -568,33 +590,58 @@ func (m *bucketModel) law(j int) *bucketMixture {
 	return x
 }
 
-// quantiles evaluates step 4: a bucket's law is built when a percentile
-// first needs it.
-func (m *bucketModel) quantiles(qs []float64) []float64 {
-	// value is the k-th order statistic (0-based) of the implied sample,
-	// the atom's first.
-	value := func(k float64) float64 {
-		if k < m.atom.n {
-			return m.atom.at
-		}
-		k -= m.atom.n
-		before := 0.0
-		for j, n := range m.n {
-			if k < before+n || j == len(m.n)-1 {
-				if n <= 1 {
-					return m.mean[j] // a lone observation is its bucket's mean
-				}
-				f := (math.Min(math.Max(k-before, 0), n-1) + 0.5) / n
-				return m.law(j).quantile(f)
+// fittedValue is the k-th order statistic (0-based) of the sample the
+// fitted laws imply, the atom's first.
+func (m *bucketModel) fittedValue(k float64) float64 {
+	if k < m.atom.n {
+		return m.atom.at
+	}
+	k -= m.atom.n
+	before := 0.0
+	for j, n := range m.n {
+		if k < before+n || j == len(m.n)-1 {
+			if n <= 1 {
+				return m.mean[j] // a lone observation is its bucket's mean
 			}
-			before += n
+			f := (math.Min(math.Max(k-before, 0), n-1) + 0.5) / n
+			return m.law(j).quantile(f)
 		}
-		return math.NaN()
+		before += n
+	}
+	return math.NaN()
+}
+
+// quantiles evaluates steps 4 and 5: a bucket's law is built when a
+// percentile first needs it.
+func (m *bucketModel) quantiles(qs []float64) []float64 {
+	// The order statistics (0-based) the percentiles need, and their
+	// values, held within what the data allow them all at once.
+	last := m.total + m.atom.n - 1
+	rank := func(q float64) float64 { return math.Min(math.Max(q, 0), 1) * last }
+	var ks []float64
+	for _, q := range qs {
+		lo := math.Floor(rank(q))
+		ks = append(ks, lo)
+		if rank(q) > lo {
+			ks = append(ks, lo+1)
+		}
+	}
+	slices.Sort(ks)
+	ks = slices.Compact(ks)
+	vs := make([]float64, len(ks))
+	for i, k := range ks {
+		vs[i] = m.fittedValue(k)
+	}
+	if m.allowed != nil {
+		m.allowed.clampAll(ks, vs)
+	}
+	value := func(k float64) float64 {
+		i, _ := slices.BinarySearch(ks, k)
+		return vs[i]
 	}
 	out := make([]float64, len(qs))
-	last := m.total + m.atom.n - 1
 	for i, q := range qs {
-		r := math.Min(math.Max(q, 0), 1) * last
+		r := rank(q)
 		lo := math.Floor(r)
 		v := value(lo)
 		if frac := r - lo; frac > 0 {
