@@ -1,6 +1,9 @@
 package stats
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // What do a histogram's data allow a percentile to be? Its bucket totals
 // say which bucket each order statistic lies in, and no more; each scrape
@@ -125,24 +128,12 @@ func (o *orderBounds) sharesOf(b int) *bucketShares {
 	inIntervals := 0.0
 	for i := range d.t {
 		cells := d.cells[d.off[i]:d.off[i+1]]
-		var whole share
-		open, at := false, -1
-		for x, c := range cells {
-			whole.base += c.n * m.lower[c.j]
-			if math.IsInf(m.upper[c.j], 1) {
-				open = true
-			} else {
-				whole.cap += c.n * m.upper[c.j]
-			}
-			if c.j == b {
-				at = x
-			}
-		}
+		at := slices.IndexFunc(cells, func(c cell) bool { return c.j == b })
 		if at < 0 {
 			continue
 		}
 		inIntervals += cells[at].n
-		o.sumRange(d, i, &whole)
+		whole, open := o.whole(d, i, cells)
 		bs.shares = append(bs.shares, o.share(cells[at], whole, open))
 	}
 	bs.free = math.Max(m.n[b]-inIntervals, 0)
@@ -150,13 +141,24 @@ func (o *orderBounds) sharesOf(b int) *bucketShares {
 	return bs
 }
 
-// sumRange sets whole's lowest and highest to usable interval i's sum
-// less and plus the cumulative sums' own rounding, relative to their size,
-// as intervals.go allows it.
-func (o *orderBounds) sumRange(d *decodedIntervals, i int, whole *share) {
+// whole is usable interval i with the given cells: its sum less and plus
+// the cumulative sums' own rounding, relative to their size, as
+// intervals.go allows it, and its cells all at their lowest and highest
+// (the finite ones; open when one is in the +Inf bucket).
+func (o *orderBounds) whole(d *decodedIntervals, i int, cells []cell) (whole share, open bool) {
+	m := o.m
+	for _, c := range cells {
+		whole.base += c.n * m.lower[c.j]
+		if math.IsInf(m.upper[c.j], 1) {
+			open = true
+		} else {
+			whole.cap += c.n * m.upper[c.j]
+		}
+	}
 	t := d.t[i]
 	slack := 1e-9*(math.Abs(o.h.Sum[t])+math.Abs(o.h.Sum[t-1])) + 1e-300
 	whole.lowest, whole.highest = d.ds[i]-slack, d.ds[i]+slack
+	return whole, open
 }
 
 // share is cell c's share of a usable interval whose sum ranges over
@@ -255,21 +257,10 @@ func (o *orderBounds) clampAll(ks, vs []float64) {
 	d := m.decode(o.h)
 	for i := range d.t {
 		cells := d.cells[d.off[i]:d.off[i+1]]
-		var whole share // the interval's cells all at their lowest and highest
-		open, wanted := false, false
-		for _, c := range cells {
-			whole.base += c.n * m.lower[c.j]
-			if math.IsInf(m.upper[c.j], 1) {
-				open = true
-			} else {
-				whole.cap += c.n * m.upper[c.j]
-			}
-			wanted = wanted || len(byBucket[c.j]) > 0
-		}
-		if !wanted {
+		if !slices.ContainsFunc(cells, func(c cell) bool { return len(byBucket[c.j]) > 0 }) {
 			continue
 		}
-		o.sumRange(d, i, &whole)
+		whole, open := o.whole(d, i, cells)
 		for _, c := range cells {
 			if len(byBucket[c.j]) == 0 {
 				continue

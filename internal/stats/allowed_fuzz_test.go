@@ -64,18 +64,6 @@ func FuzzAllowedRange(f *testing.F) {
 		}
 		slices.Sort(all)
 		h := seriesOf(bounds, intervals)
-		qs := []float64{0, 0.01, 0.25, 0.5, 0.9, 0.99, 1}
-		least, most := AllowedRange(h, qs)
-		est := IntervalFit{}.Quantiles(h, qs)
-		for i, q := range qs {
-			exact := PercentileSorted(all, 100*q)
-			tol := 1e-9 * math.Max(math.Abs(exact), 1)
-			if !(least[i] <= exact+tol && exact <= most[i]+tol) {
-				t.Fatalf("q %g: exact %.15g outside the allowed [%.15g, %.15g]", q, exact, least[i], most[i])
-			}
-			if !math.IsNaN(est[i]) && !(est[i] >= least[i] && est[i] <= most[i]) {
-				t.Fatalf("q %g: interval-fit %.15g outside the allowed [%.15g, %.15g]", q, est[i], least[i], most[i])
-			}
-		}
+		checkAllowed(t, "sample", h, all, []float64{0, 0.01, 0.25, 0.5, 0.9, 0.99, 1})
 	})
 }
