@@ -419,10 +419,7 @@ type seriesKeeper struct {
 
 func (k *seriesKeeper) Quantiles(h stats.HistogramSeries, qs []float64) []float64 {
 	// The store reuses its buffers for the next series.
-	k.series = stats.HistogramSeries{Bounds: slices.Clone(h.Bounds), Sum: slices.Clone(h.Sum), Count: slices.Clone(h.Count)}
-	for _, row := range h.Buckets {
-		k.series.Buckets = append(k.series.Buckets, slices.Clone(row))
-	}
+	k.series = h.Clone()
 	return k.inner.Quantiles(h, qs)
 }
 

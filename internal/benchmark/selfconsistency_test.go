@@ -342,10 +342,7 @@ type recordedEstimate struct {
 func (r *recordingEstimator) Quantiles(h stats.HistogramSeries, qs []float64) []float64 {
 	e := stats.IntervalFit{}.Quantiles(h, qs)
 	// The store decodes a series into buffers it reuses for the next.
-	c := stats.HistogramSeries{Bounds: slices.Clone(h.Bounds), Sum: slices.Clone(h.Sum), Count: slices.Clone(h.Count)}
-	for _, row := range h.Buckets {
-		c.Buckets = append(c.Buckets, slices.Clone(row))
-	}
+	c := h.Clone()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.calls = append(r.calls, recordedEstimate{c, slices.Clone(e)})

@@ -142,8 +142,7 @@ func (o *orderBounds) sharesOf(b int) *bucketShares {
 }
 
 // whole is usable interval i with the given cells: its sum less and plus
-// the cumulative sums' own rounding, relative to their size, as
-// intervals.go allows it, and its cells all at their lowest and highest
+// its rounding (sumRounding, as intervals.go allows it), and its cells all at their lowest and highest
 // (the finite ones; open when one is in the +Inf bucket).
 func (o *orderBounds) whole(d *decodedIntervals, i int, cells []cell) (whole share, open bool) {
 	m := o.m
@@ -155,8 +154,7 @@ func (o *orderBounds) whole(d *decodedIntervals, i int, cells []cell) (whole sha
 			whole.cap += c.n * m.upper[c.j]
 		}
 	}
-	t := d.t[i]
-	slack := 1e-9*(math.Abs(o.h.Sum[t])+math.Abs(o.h.Sum[t-1])) + 1e-300
+	slack := sumRounding(o.h, d.t[i]) + 1e-300
 	whole.lowest, whole.highest = d.ds[i]-slack, d.ds[i]+slack
 	return whole, open
 }
@@ -220,15 +218,15 @@ func (o *orderBounds) of(k float64) (least, most float64) {
 func (o *orderBounds) clampAll(ks, vs []float64) {
 	m := o.m
 	type query struct {
-		b                   int
 		l, u, need, v       float64
 		mustReach, canReach float64
 	}
 	queries := make([]query, len(ks))
 	byBucket := make([][]int, len(m.n))
+	asked := false
 	for i, k := range ks {
 		b, l, u, need := o.at(k)
-		q := query{b: b, l: l, u: u, need: need, v: vs[i]}
+		q := query{l: l, u: u, need: need, v: vs[i]}
 		if l == u {
 			vs[i] = l
 			continue
@@ -245,10 +243,7 @@ func (o *orderBounds) clampAll(ks, vs []float64) {
 		}
 		queries[i] = q
 		byBucket[b] = append(byBucket[b], i)
-	}
-	asked := false
-	for _, qi := range byBucket {
-		asked = asked || len(qi) > 0
+		asked = true
 	}
 	if !asked {
 		return
@@ -275,10 +270,13 @@ func (o *orderBounds) clampAll(ks, vs []float64) {
 		}
 	}
 	for b, qis := range byBucket {
+		if len(qis) == 0 {
+			continue
+		}
+		above := o.above(b)
+		free := math.Max(m.n[b]-inIntervals[b], 0)
 		for _, qi := range qis {
 			q := queries[qi]
-			above := o.above(b)
-			free := math.Max(m.n[b]-inIntervals[b], 0)
 			switch {
 			case above+q.mustReach >= q.need:
 				vs[qi] = math.Max(q.v, o.sharesOf(b).least(q.l, q.u, q.need))

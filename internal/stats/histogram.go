@@ -1,6 +1,9 @@
 package stats
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // HistogramSeries is one Prometheus histogram as scraped over a run, from
 // the reference scrape (index 0) to the final one: what a percentile
@@ -13,6 +16,16 @@ type HistogramSeries struct {
 	Buckets [][]float64
 	// Sum and Count are scrape i's _sum and _count.
 	Sum, Count []float64
+}
+
+// Clone is a deep copy of the series, for keeping one whose buffers are
+// reused (the store decodes every series into the same ones).
+func (h *HistogramSeries) Clone() HistogramSeries {
+	c := HistogramSeries{Bounds: slices.Clone(h.Bounds), Sum: slices.Clone(h.Sum), Count: slices.Clone(h.Count)}
+	for _, row := range h.Buckets {
+		c.Buckets = append(c.Buckets, slices.Clone(row))
+	}
+	return c
 }
 
 // Scrapes is the number of scrapes in the series.

@@ -47,6 +47,13 @@ func (m *bucketModel) intervals(h HistogramSeries, from, to int, fn func(ds floa
 	}
 }
 
+// sumRounding is how far the interval closing at scrape t may sum off
+// its observations' true total: the cumulative sums' own rounding,
+// relative to their size.
+func sumRounding(h HistogramSeries, t int) float64 {
+	return 1e-9 * (math.Abs(h.Sum[t]) + math.Abs(h.Sum[t-1]))
+}
+
 // decode returns h's usable intervals, decoded on the model's first pass
 // over h. A model is made for one series and fitted to it once: the
 // intervals are kept for as long as that series is the one asked about
@@ -101,8 +108,7 @@ func (m *bucketModel) decode(h HistogramSeries) *decodedIntervals {
 			least += k * m.lower[pos[i]]
 			most += k * m.upper[pos[i]]
 		}
-		// The cumulative sums' own rounding, relative to their size.
-		slack := 1e-9 * (math.Abs(h.Sum[t]) + math.Abs(h.Sum[t-1]))
+		slack := sumRounding(h, t)
 		if !ok || !(seen > 0) || !(math.Abs(seen-dc) <= 0.5) || !(ds >= least-slack && ds <= most+slack) {
 			d.cells = d.cells[:start]
 			continue
