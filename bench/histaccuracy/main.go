@@ -340,7 +340,7 @@ func main() {
 	tw.Flush()
 	fmt.Println()
 	for e, est := range estimators {
-		fmt.Printf("%s: %d estimates outside the range the bucket counts allow, %d outside what the counts and every interval's sum allow\n", est.name, outside[e], beyondSums[e])
+		fmt.Printf("%s: %d estimates outside what the bucket counts allow, %d outside what counts and sums allow\n", est.name, outside[e], beyondSums[e])
 	}
 	fmt.Println("floor: an oracle that knows each case's own law inside every bucket (from", lawDraws, "further draws)")
 	fmt.Println("and places the run's bucket counts by it: the best any within-bucket shape can do from the counts;")
