@@ -142,7 +142,7 @@ func (o *orderBounds) sharesOf(b int) *bucketShares {
 }
 
 // whole is usable interval i with the given cells: its sum less and plus
-// its rounding (sumRounding, as intervals.go allows it), and its cells all at their lowest and highest
+// its rounding (sumDigits.sumRounding, as the decoder allows it), and its cells all at their lowest and highest
 // (the finite ones; open when one is in the +Inf bucket).
 func (o *orderBounds) whole(d *decodedIntervals, i int, cells []cell) (whole share, open bool) {
 	m := o.m
@@ -154,7 +154,7 @@ func (o *orderBounds) whole(d *decodedIntervals, i int, cells []cell) (whole sha
 			whole.cap += c.n * m.upper[c.j]
 		}
 	}
-	slack := sumRounding(o.h, d.t[i]) + 1e-300
+	slack := d.digits.sumRounding(o.h, d.t[i]) + 1e-300
 	whole.lowest, whole.highest = d.ds[i]-slack, d.ds[i]+slack
 	return whole, open
 }

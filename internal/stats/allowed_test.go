@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"testing"
 )
 
@@ -178,5 +179,60 @@ func checkAllowed(t *testing.T, what string, h HistogramSeries, all, qs []float6
 		if !math.IsNaN(est[i]) && !(est[i] >= least[i] && est[i] <= most[i]) {
 			t.Fatalf("%s: q %g interval-fit %.15g outside the allowed [%.15g, %.15g]", what, q, est[i], least[i], most[i])
 		}
+	}
+}
+
+// TestAllowedRangeHoldsRoundedSums: exporters that print _sum with fewer
+// digits than a float64 holds. prometheus-cpp (Triton's exporter) prints
+// a fixed six decimals; a C++ stream left at its default precision, six
+// significant digits. Such a sum is off its observations' total by up to
+// half its last digit, which no relative allowance covers: the range
+// must allow for the digits the series shows it was printed with, or it
+// excludes the very sample the server saw.
+func TestAllowedRangeHoldsRoundedSums(t *testing.T) {
+	qs := []float64{0.01, 0.1, 0.5, 0.9, 0.99, 1}
+	printers := []struct {
+		name  string
+		print func(float64) string
+	}{
+		{"six significant digits (a C++ stream's default)", func(x float64) string { return strconv.FormatFloat(x, 'g', 6, 64) }},
+		{"eight significant digits", func(x float64) string { return strconv.FormatFloat(x, 'g', 8, 64) }},
+		{"six decimals (prometheus-cpp)", func(x float64) string { return strconv.FormatFloat(x, 'f', 6, 64) }},
+		{"three decimals", func(x float64) string { return strconv.FormatFloat(x, 'f', 3, 64) }},
+	}
+	for _, p := range printers {
+		t.Run(p.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(5, 11))
+			for trial := range 60 {
+				bounds := fuzzLayouts[trial%len(fuzzLayouts)]
+				if bounds[0] < 0 {
+					continue
+				}
+				median := bounds[rng.IntN(len(bounds)-1)]
+				if median <= 0 {
+					median = bounds[len(bounds)-2]
+				}
+				var intervals [][]float64
+				var all []float64
+				for range 50 + rng.IntN(300) {
+					in := make([]float64, 1+rng.IntN(3))
+					for i := range in {
+						in[i] = median * math.Exp(0.3*rng.NormFloat64())
+					}
+					intervals = append(intervals, in)
+					all = append(all, in...)
+				}
+				slices.Sort(all)
+				h := seriesOf(bounds, intervals)
+				for i, s := range h.Sum {
+					r, err := strconv.ParseFloat(p.print(s), 64)
+					if err != nil {
+						t.Fatal(err)
+					}
+					h.Sum[i] = r
+				}
+				checkAllowed(t, fmt.Sprintf("trial %d (%d observations around %g)", trial, len(all), median), h, all, qs)
+			}
+		})
 	}
 }

@@ -29,6 +29,9 @@ type decodedIntervals struct {
 	// length), so that a model asked about another series decodes again.
 	of     *float64
 	length int
+	// digits is what the series' sums show of their printing
+	// (sumdigits.go), which an interval's sum may be off by.
+	digits sumDigits
 }
 
 // intervals calls fn for every usable scrape interval in from..to with its
@@ -45,13 +48,6 @@ func (m *bucketModel) intervals(h HistogramSeries, from, to int, fn func(ds floa
 	for i := sort.SearchInts(d.t, from+1); i < len(d.t) && d.t[i] <= to; i++ {
 		fn(d.ds[i], d.cells[d.off[i]:d.off[i+1]])
 	}
-}
-
-// sumRounding is how far the interval closing at scrape t may sum off
-// its observations' true total: the cumulative sums' own rounding,
-// relative to their size.
-func sumRounding(h HistogramSeries, t int) float64 {
-	return 1e-9 * (math.Abs(h.Sum[t]) + math.Abs(h.Sum[t-1]))
 }
 
 // decode returns h's usable intervals, decoded on the model's first pass
@@ -82,6 +78,7 @@ func (m *bucketModel) decode(h HistogramSeries) *decodedIntervals {
 		off:   append(make([]int, 0, n), 0),
 		cells: make([]cell, 0, 2*n),
 		of:    of, length: n,
+		digits: readSumDigits(h.Sum),
 	}
 	for t := 1; t < n; t++ {
 		ds := h.Sum[t] - h.Sum[t-1]
@@ -108,7 +105,7 @@ func (m *bucketModel) decode(h HistogramSeries) *decodedIntervals {
 			least += k * m.lower[pos[i]]
 			most += k * m.upper[pos[i]]
 		}
-		slack := sumRounding(h, t)
+		slack := d.digits.sumRounding(h, t)
 		if !ok || !(seen > 0) || !(math.Abs(seen-dc) <= 0.5) || !(ds >= least-slack && ds <= most+slack) {
 			d.cells = d.cells[:start]
 			continue
