@@ -31,6 +31,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -225,7 +226,12 @@ func main() {
 	firstSeed := flag.Int("first-seed", 1, "the first run's seed (the others follow): held-out seeds check a change tuned on the default ones")
 	verbose := flag.Bool("v", false, "print every case's exact and estimated values")
 	only := flag.String("case", "", "run only this case")
+	sumDigits := flag.Int("sum-digits", 0, "print each _sum to this many significant digits, as a C++ exporter at a stream's default precision does (6); 0: in full, as the Go client does")
 	flag.Parse()
+	if *sumDigits < 0 || *sumDigits > 17 {
+		fmt.Fprintln(os.Stderr, "histaccuracy: -sum-digits must be 0 to 17")
+		os.Exit(2)
+	}
 	if *only != "" {
 		cases = slices.DeleteFunc(cases, func(c benchCase) bool { return c.name != *only })
 		if len(cases) == 0 {
@@ -255,7 +261,7 @@ func main() {
 		oracleErrs[c] = make([]float64, len(reported))
 		law := lawSample(bc)
 		for seed := range *seeds {
-			obs, store, first, last := run(bc, uint64(seed+*firstSeed))
+			obs, store, first, last := run(bc, uint64(seed+*firstSeed), *sumDigits)
 			sorted := slices.Clone(obs)
 			slices.Sort(sorted)
 			if *verbose {
@@ -355,7 +361,7 @@ func main() {
 // a client_golang histogram, and scrapes it every 333 ms through
 // llmbench's parser into a store. It returns the observations and the
 // first and last scrape times.
-func run(bc benchCase, seed uint64) (obs []float64, store *servermetrics.Store, first, last int64) {
+func run(bc benchCase, seed uint64, sumDigits int) (obs []float64, store *servermetrics.Store, first, last int64) {
 	r := rand.New(rand.NewPCG(seed, 0x6869737461636375)) // "histaccu"
 	reg := prometheus.NewRegistry()
 	hist := prometheus.NewHistogram(prometheus.HistogramOpts{Name: "vllm:bench_" + strings.ReplaceAll(bc.name, "-", "_"), Help: bc.what, Buckets: bc.buckets})
@@ -376,6 +382,14 @@ func run(bc benchCase, seed uint64) (obs []float64, store *servermetrics.Store, 
 		parsed, err := scrape.Parse(&b)
 		if err != nil {
 			panic(err)
+		}
+		if sumDigits > 0 {
+			for f := range parsed {
+				for i := range parsed[f].Series {
+					s := &parsed[f].Series[i]
+					s.Sum, _ = strconv.ParseFloat(strconv.FormatFloat(s.Sum, 'g', sumDigits, 64), 64)
+				}
+			}
 		}
 		store.Add(&scrape.Snapshot{Endpoint: "http://bench/metrics", FirstByteNs: tNs, Families: parsed})
 	}
