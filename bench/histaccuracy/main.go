@@ -20,7 +20,11 @@
 // bucket counts by it, the best a within-bucket shape can do from the
 // counts, so a target can be set against what the data allow.
 //
-//	go run ./bench/histaccuracy [-seeds 3] [-first-seed 1] [-v] [-case name]
+// With -sum-digits N every _sum is printed to N significant digits before
+// it is parsed, as a C++ exporter at a stream's default precision (6)
+// prints it, where client_golang prints it in full.
+//
+//	go run ./bench/histaccuracy [-seeds 3] [-first-seed 1] [-v] [-case name] [-sum-digits 6]
 package main
 
 import (
@@ -223,10 +227,10 @@ const scrapeEveryNs = 333_000_000
 
 func main() {
 	seeds := flag.Int("seeds", 3, "runs per case, each with its own seed; errors are averaged over them")
-	firstSeed := flag.Int("first-seed", 1, "the first run's seed (the others follow): held-out seeds check a change tuned on the default ones")
+	firstSeed := flag.Int("first-seed", 1, "the first run's seed (the others follow): held-out seeds check a change tuned on 1")
 	verbose := flag.Bool("v", false, "print every case's exact and estimated values")
 	only := flag.String("case", "", "run only this case")
-	sumDigits := flag.Int("sum-digits", 0, "print each _sum to this many significant digits, as a C++ exporter at a stream's default precision does (6); 0: in full, as the Go client does")
+	sumDigits := flag.Int("sum-digits", 0, "print each _sum to this many significant digits (a C++ stream: 6); 0: in full")
 	flag.Parse()
 	if *sumDigits < 0 || *sumDigits > 17 {
 		fmt.Fprintln(os.Stderr, "histaccuracy: -sum-digits must be 0 to 17")

@@ -142,8 +142,9 @@ func (o *orderBounds) sharesOf(b int) *bucketShares {
 }
 
 // whole is usable interval i with the given cells: its sum less and plus
-// its rounding (sumDigits.sumRounding, as the decoder allows it), and its cells all at their lowest and highest
-// (the finite ones; open when one is in the +Inf bucket).
+// its rounding (sumDigits.sumRounding, as the decoder allows it), and its
+// cells all at their lowest and highest (the finite ones; open when one
+// is in the +Inf bucket).
 func (o *orderBounds) whole(d *decodedIntervals, i int, cells []cell) (whole share, open bool) {
 	m := o.m
 	for _, c := range cells {

@@ -162,5 +162,6 @@ func (d sumDigits) halfUnit(s float64) float64 {
 // its observations' true total: the cumulative sums' float rounding,
 // relative to their size, and what their printing dropped.
 func (d sumDigits) sumRounding(h HistogramSeries, t int) float64 {
-	return 1e-9*(math.Abs(h.Sum[t])+math.Abs(h.Sum[t-1])) + d.halfUnit(h.Sum[t]) + d.halfUnit(h.Sum[t-1])
+	float := 1e-9 * (math.Abs(h.Sum[t]) + math.Abs(h.Sum[t-1]))
+	return float + d.halfUnit(h.Sum[t]) + d.halfUnit(h.Sum[t-1])
 }
